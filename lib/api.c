@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static int api_ioctl(int fd, uint64_t features, struct uffdio_api *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->api = UFFD_API;
+	out->features = features;
+	return uffd_sys_ioctl(fd, UFFDIO_API, out);
+}
+
+static int close_keep_errno(int fd)
+{
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return 0;
+}
+
+LIBUFFD_EXPORT int libuffd_kernel_api(struct libuffd_api *api)
+{
+	/* The kernel's offer does not change while it runs: cache it. */
+	static struct libuffd_api cached;
+	static int have_cache;
+	struct uffdio_api raw;
+
+	if (__atomic_load_n(&have_cache, __ATOMIC_ACQUIRE)) {
+		*api = cached;
+		return 0;
+	}
+	int fd = libuffd_open(NULL, NULL);
+	if (fd < 0)
+		return fd;
+	int ret = api_ioctl(fd, 0, &raw);
+	close_keep_errno(fd);
+	if (ret < 0)
+		return ret;
+	cached.features = raw.features;
+	cached.ioctls = raw.ioctls;
+	cached.missing = 0;
+	__atomic_store_n(&have_cache, 1, __ATOMIC_RELEASE);
+	*api = cached;
+	return 0;
+}
+
+LIBUFFD_EXPORT int libuffd_api_handshake(int fd, uint64_t requested, uint64_t required,
+					 struct libuffd_api *api)
+{
+	struct uffdio_api raw;
+	struct libuffd_api offer;
+	uint64_t want = requested | required;
+
+	memset(api, 0, sizeof(*api));
+	/* Fast path: the kernel has everything asked for.  A failed
+	 * UFFDIO_API leaves the descriptor uninitialised, so we may retry. */
+	int ret = api_ioctl(fd, want, &raw);
+	if (ret == -EINVAL || ret == -EPERM) {
+		int failed = ret;
+		if (libuffd_kernel_api(&offer) < 0)
+			return failed;
+		uint64_t missing = required & ~offer.features;
+		if (missing) {
+			api->missing = missing;
+			return -EOPNOTSUPP;
+		}
+		want = required | (requested & offer.features);
+		if (failed == -EPERM) {
+			/* Only EVENT_FORK needs CAP_SYS_PTRACE at handshake. */
+			if (required & LIBUFFD_FEATURE_EVENT_FORK) {
+				api->missing = LIBUFFD_FEATURE_EVENT_FORK;
+				return -EPERM;
+			}
+			want &= ~(uint64_t)LIBUFFD_FEATURE_EVENT_FORK;
+		}
+		ret = api_ioctl(fd, want, &raw);
+	}
+	if (ret < 0)
+		return ret;
+	/* raw.features is the kernel's offer; what is enabled is what we
+	 * asked for (the kernel adds WP_UNPOPULATED for WP_ASYNC). */
+	api->features = want;
+	if (want & LIBUFFD_FEATURE_WP_ASYNC)
+		api->features |= LIBUFFD_FEATURE_WP_UNPOPULATED;
+	api->ioctls = raw.ioctls;
+	return 0;
+}

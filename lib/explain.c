@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Explain a failed libuffd_open() in one sentence, from the state of the
+ * system now: the sysctl and what it means on this kernel, the caller's
+ * capability, the device's permissions, a seccomp filter.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CAP_SYS_PTRACE_BIT 19
+/* PROC_USER_INIT_INO: the initial user namespace's inode number. */
+#define INIT_USER_NS_INO 0xEFFFFFFDul
+
+struct text {
+	char *buf;
+	size_t size, used;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int w = vsnprintf(t->used < t->size ? t->buf + t->used : NULL,
+			  t->used < t->size ? t->size - t->used : 0, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		t->used += (size_t)w;
+}
+
+/* Reads a small /proc file; returns bytes read or -errno. */
+static int read_small(const char *path, char *buf, size_t size)
+{
+	int saved = errno;
+	int ret = -EIO;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+	} else {
+		ssize_t n = read(fd, buf, size - 1);
+		ret = n < 0 ? -errno : (int)n;
+		buf[n < 0 ? 0 : n] = '\0';
+		close(fd);
+	}
+	errno = saved;
+	return ret;
+}
+
+static int sysctl_value(void)
+{
+	char buf[32];
+
+	if (read_small("/proc/sys/vm/unprivileged_userfaultfd", buf, sizeof(buf)) < 0)
+		return -1;
+	return atoi(buf);
+}
+
+/* Fields of /proc/self/status. */
+static unsigned long long status_field(const char *name, int base, int *found)
+{
+	char buf[4096];
+	size_t len = strlen(name);
+
+	*found = 0;
+	if (read_small("/proc/thread-self/status", buf, sizeof(buf)) < 0)
+		return 0;
+	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (!strncmp(line, name, len) && line[len] == ':') {
+			*found = 1;
+			return strtoull(line + len + 1, NULL, base);
+		}
+	}
+	return 0;
+}
+
+static int kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return 1;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+static int in_init_user_ns(void)
+{
+	struct stat st;
+	int saved = errno;
+	int r = stat("/proc/self/ns/user", &st);
+	errno = saved;
+	return r == 0 ? st.st_ino == INIT_USER_NS_INO : 1;
+}
+
+static void explain_syscall(struct text *t, int err, const struct libuffd_open_report *r)
+{
+	int found = 0;
+	int user_mode_only = r->kernel_flags & UFFD_USER_MODE_ONLY;
+	int sysctl = sysctl_value();
+	unsigned long long seccomp = status_field("Seccomp", 10, &found);
+	unsigned long long capeff = status_field("CapEff", 16, &found);
+	int has_cap = found && (capeff >> CAP_SYS_PTRACE_BIT & 1) && in_init_user_ns();
+	int has_cap_in_userns = found && (capeff >> CAP_SYS_PTRACE_BIT & 1) && !in_init_user_ns();
+	int new_semantics = kernel_at_least(5, 11);
+	/* What the kernel itself would decide (fs/userfaultfd.c). */
+	int kernel_allows = new_semantics ? (user_mode_only || has_cap || sysctl == 1)
+					  : (has_cap || sysctl == 1);
+
+	switch (err) {
+	case -ENOSYS:
+		if (seccomp == 2)
+			put(t, "userfaultfd(2) is blocked by a seccomp filter on this process (ENOSYS)");
+		else if (sysctl < 0)
+			put(t, "this kernel has no userfaultfd(2): it was built without CONFIG_USERFAULTFD (ENOSYS)");
+		else
+			put(t, "userfaultfd(2) is not implemented for this process's system call ABI (ENOSYS)");
+		return;
+	case -EINVAL:
+		if (user_mode_only && !new_semantics)
+			put(t, "this kernel does not know UFFD_USER_MODE_ONLY (it needs Linux 5.11 or "
+			       "later), and libuffd will not drop the flag silently");
+		else if (seccomp == 2)
+			put(t, "userfaultfd(2) with flags 0x%x was refused with EINVAL, by a seccomp filter "
+			       "on this process or by the kernel", r->kernel_flags);
+		else
+			put(t, "the kernel rejected the flags 0x%x of userfaultfd(2) (EINVAL)", r->kernel_flags);
+		return;
+	case -EACCES:
+		put(t, "userfaultfd(2) was denied by a security module such as SELinux (EACCES)");
+		return;
+	case -EPERM:
+		break;
+	default:
+		put(t, "userfaultfd(2) failed: %s", strerror(-err));
+		return;
+	}
+
+	if (kernel_allows) {
+		if (seccomp == 2)
+			put(t, "userfaultfd(2) is refused by a seccomp filter on this process (EPERM); the "
+			       "kernel's own rules (vm.unprivileged_userfaultfd=%d) would allow it", sysctl);
+		else
+			put(t, "userfaultfd(2) was refused with EPERM although vm.unprivileged_userfaultfd=%d "
+			       "and this process's privileges should allow it (a security module?)", sysctl);
+		return;
+	}
+	if (new_semantics)
+		put(t, "vm.unprivileged_userfaultfd is 0, which on this kernel (5.11 or later) lets a "
+		       "process without CAP_SYS_PTRACE create only user-mode-only descriptors; this "
+		       "request asked to handle kernel faults and the process lacks CAP_SYS_PTRACE");
+	else
+		put(t, "vm.unprivileged_userfaultfd is 0, which on this kernel (before 5.11) denies "
+		       "userfaultfd(2) to every process without CAP_SYS_PTRACE, and this one lacks it");
+	if (has_cap_in_userns)
+		put(t, " (it holds CAP_SYS_PTRACE only inside a user namespace, which does not count)");
+	if (user_mode_only && !new_semantics)
+		put(t, "; UFFD_USER_MODE_ONLY needs Linux 5.11 or later");
+}
+
+static void explain_device(struct text *t, int err, const char *path)
+{
+	struct stat st;
+	int saved = errno;
+	int have = stat(path, &st) == 0;
+	errno = saved;
+
+	switch (err) {
+	case -ENOENT:
+		put(t, "%s does not exist (it needs Linux 6.1 or later and a device node)", path);
+		return;
+	case -EACCES:
+	case -EPERM:
+		if (have)
+			put(t, "%s (owner %u, group %u, mode %04o) is not readable and writable by uid %u "
+			       "gid %u", path, (unsigned)st.st_uid, (unsigned)st.st_gid,
+			    (unsigned)(st.st_mode & 07777), (unsigned)geteuid(), (unsigned)getegid());
+		else
+			put(t, "%s cannot be opened: %s", path, strerror(-err));
+		return;
+	case -ENODEV:
+	case -ENXIO:
+		put(t, "%s is not a working userfaultfd device (%s)", path, strerror(-err));
+		return;
+	case -ENOTTY:
+		put(t, "%s does not understand USERFAULTFD_IOC_NEW: it is not the userfaultfd device", path);
+		return;
+	case -EINVAL:
+		put(t, "%s rejected the flags (EINVAL)", path);
+		return;
+	default:
+		put(t, "%s failed: %s", path, strerror(-err));
+		return;
+	}
+}
+
+LIBUFFD_EXPORT int libuffd_explain_open(int err, const struct libuffd_open_report *r,
+					char *buf, size_t size)
+{
+	struct text t = { .buf = buf, .size = size };
+
+	if (!r || err >= 0)
+		return -EINVAL;
+	if (size)
+		buf[0] = '\0';
+	if (r->syscall_error == 0 && r->device_error == 0) {
+		put(&t, "libuffd_open() failed before trying the kernel: %s", strerror(-err));
+		return (int)t.used;
+	}
+	if (r->syscall_error)
+		explain_syscall(&t, r->syscall_error, r);
+	if (r->syscall_error && r->device_error)
+		put(&t, "; and ");
+	if (r->device_error)
+		explain_device(&t, r->device_error, r->device_path);
+	put(&t, ".");
+	return (int)t.used;
+}

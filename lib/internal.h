@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef LIBUFFD_INTERNAL_H
+#define LIBUFFD_INTERNAL_H
+
+#include "libuffd.h"
+#include "compat.h"
+
+#define LIBUFFD_EXPORT __attribute__((visibility("default")))
+
+/* The raw system call layer (sys.c): -errno, never errno. */
+int uffd_sys_userfaultfd(int flags);
+int uffd_sys_ioctl(int fd, unsigned long cmd, void *arg);
+int uffd_sys_read(int fd, void *buf, size_t len);
+int uffd_sys_device_new(const char *path, int flags);
+
+#endif

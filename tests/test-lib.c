@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* libuffd's API on the real kernel: open defaults, the handshake, names,
+ * ranges and resolvers with their partial-progress errors, events. */
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "libuffd.h"
+#include "util.h"
+
+/* The flags the kernel gave the descriptor, read back from /proc. */
+static int fd_flags(int fd)
+{
+	return ASSERT_SYS(fcntl(fd, F_GETFL)) & (O_NONBLOCK);
+}
+
+static int fd_cloexec(int fd)
+{
+	return ASSERT_SYS(fcntl(fd, F_GETFD)) & FD_CLOEXEC;
+}
+
+/* Whether the descriptor is user-mode-only: /proc/self/fdinfo does not
+ * say, so ask the kernel: a kernel-mode access must fail at once. */
+static bool refuses_kernel_faults(int fd)
+{
+	struct libuffd_api api;
+	ASSERT_OK(libuffd_api_handshake(fd, 0, 0, &api));
+	char *p = map_pages(1);
+	ASSERT_OK(libuffd_register(fd, p, page_size(), LIBUFFD_REGISTER_MISSING, NULL));
+	int pfd[2];
+	ASSERT_SYS(pipe(pfd));
+	/* write() reads the page with copy_from_user: a kernel-mode fault.
+	 * Nobody serves it: a kernel-fault-capable fd would hang here and
+	 * the harness would time out. */
+	ssize_t n = write(pfd[1], p, 1);
+	int err = errno;
+	close(pfd[0]);
+	close(pfd[1]);
+	munmap(p, page_size());
+	return n < 0 && err == EFAULT;
+}
+
+TEST(open_defaults_are_user_mode_only_cloexec_nonblock)
+{
+	struct libuffd_open_report rep;
+	int fd = libuffd_open(NULL, &rep);
+	ASSERT_OK(fd);
+	ASSERT_EQ(rep.path, LIBUFFD_PATH_SYSCALL);
+	ASSERT_EQ(rep.kernel_flags, O_CLOEXEC | O_NONBLOCK | 1);
+	ASSERT_EQ(fd_flags(fd), O_NONBLOCK);
+	ASSERT_TRUE(fd_cloexec(fd));
+	ASSERT_TRUE(refuses_kernel_faults(fd));
+	close(fd);
+}
+
+TEST(open_flags_opt_out)
+{
+	struct libuffd_open_opts o = { .flags = LIBUFFD_OPEN_BLOCKING | LIBUFFD_OPEN_INHERIT };
+	struct libuffd_open_report rep;
+	int fd = libuffd_open(&o, &rep);
+	ASSERT_OK(fd);
+	ASSERT_EQ(rep.kernel_flags, 1);
+	ASSERT_EQ(fd_flags(fd), 0);
+	ASSERT_TRUE(!fd_cloexec(fd));
+	close(fd);
+}
+
+TEST(open_rejects_bad_options)
+{
+	struct libuffd_open_opts o = { .flags = 1u << 20 };
+	ASSERT_ERR(libuffd_open(&o, NULL), -EINVAL);
+	o.flags = LIBUFFD_OPEN_SYSCALL_ONLY | LIBUFFD_OPEN_DEVICE_ONLY;
+	ASSERT_ERR(libuffd_open(&o, NULL), -EINVAL);
+}
+
+TEST(open_never_touches_errno)
+{
+	struct libuffd_open_opts o = { .flags = LIBUFFD_OPEN_DEVICE_ONLY,
+				       .device_path = "/nonexistent/userfaultfd" };
+	errno = 4242;
+	ASSERT_ERR(libuffd_open(&o, NULL), -ENOENT);
+	ASSERT_EQ(errno, 4242);
+	int fd = libuffd_open(NULL, NULL);
+	ASSERT_OK(fd);
+	ASSERT_EQ(libuffd_read_events(fd, &(struct libuffd_event){ 0 }, 1), -EINVAL); /* no API yet */
+	ASSERT_EQ(errno, 4242);
+	close(fd);
+}
+
+TEST(kernel_api_reports_features_and_ioctls)
+{
+	struct libuffd_api api;
+	ASSERT_OK(libuffd_kernel_api(&api));
+	ASSERT_TRUE(api.features & LIBUFFD_FEATURE_SIGBUS);
+	ASSERT_TRUE(api.ioctls & LIBUFFD_IOCTL_REGISTER);
+	ASSERT_TRUE(api.ioctls & LIBUFFD_IOCTL_API);
+	char buf[512];
+	int n = libuffd_format_features(LIBUFFD_FEATURE_SIGBUS | LIBUFFD_FEATURE_THREAD_ID |
+						(1ull << 40), ",", buf, sizeof(buf));
+	ASSERT_EQ(n, (int)strlen("sigbus,thread_id,0x10000000000"));
+	ASSERT_TRUE(!strcmp(buf, "sigbus,thread_id,0x10000000000"));
+	/* snprintf semantics: the needed length even when cut. */
+	ASSERT_EQ(libuffd_format_features(LIBUFFD_FEATURE_SIGBUS, ",", buf, 3), 6);
+	ASSERT_TRUE(!strcmp(buf, "si"));
+	libuffd_format_ioctls(LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_WAKE, " ", buf, sizeof(buf));
+	ASSERT_TRUE(!strcmp(buf, "wake copy"));
+	ASSERT_TRUE(libuffd_feature_name(63) == NULL);
+	ASSERT_TRUE(!strcmp(libuffd_feature_name(16), "move"));
+}
+
+TEST(handshake_required_missing_feature_is_named)
+{
+	int fd = libuffd_open(NULL, NULL);
+	ASSERT_OK(fd);
+	struct libuffd_api api;
+	uint64_t bogus = 1ull << 50;
+	ASSERT_ERR(libuffd_api_handshake(fd, 0, bogus | LIBUFFD_FEATURE_SIGBUS, &api), -EOPNOTSUPP);
+	ASSERT_EQ(api.missing, bogus);
+	/* The failed attempt left the descriptor usable: optional features
+	 * the kernel lacks are dropped, the rest enabled. */
+	ASSERT_OK(libuffd_api_handshake(fd, bogus | LIBUFFD_FEATURE_THREAD_ID, LIBUFFD_FEATURE_SIGBUS,
+					&api));
+	ASSERT_EQ(api.features, LIBUFFD_FEATURE_THREAD_ID | LIBUFFD_FEATURE_SIGBUS);
+	ASSERT_EQ(api.missing, 0);
+	ASSERT_ERR(libuffd_api_handshake(fd, 0, 0, &api), -EINVAL); /* once per descriptor */
+	close(fd);
+}
+
+static int handshake_fork_required(void *arg)
+{
+	struct libuffd_api api;
+	int fd = libuffd_open(NULL, NULL);
+	if (fd < 0)
+		return fd;
+	int r = libuffd_api_handshake(fd, 0, LIBUFFD_FEATURE_EVENT_FORK, &api);
+	if (r == -EPERM && api.missing != LIBUFFD_FEATURE_EVENT_FORK)
+		return -1000;
+	close(fd);
+	fd = libuffd_open(NULL, NULL);
+	int r2 = libuffd_api_handshake(fd, LIBUFFD_FEATURE_EVENT_FORK, 0, &api);
+	if (r2 < 0)
+		return r2;
+	if (api.features & LIBUFFD_FEATURE_EVENT_FORK)
+		return -1001; /* optional, and not allowed: must be dropped */
+	close(fd);
+	return r;
+}
+
+TEST(handshake_event_fork_needs_cap_sys_ptrace)
+{
+	require_root();
+	ASSERT_ERR(run_as(WHO_UNPRIV, handshake_fork_required, NULL), -EPERM);
+}
+
+/* ---- resolving, with a handler thread ---------------------------------- */
+
+struct server {
+	int fd;
+	const char *fill; /* one page of data, NULL for zeropage */
+	int delay_ms;
+	int served;
+};
+
+static void *serve_one(void *arg)
+{
+	struct server *s = arg;
+	struct libuffd_event ev;
+	struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+	if (poll(&p, 1, 10000) != 1)
+		return NULL;
+	if (libuffd_read_events(s->fd, &ev, 1) != 1 || ev.type != LIBUFFD_EVENT_PAGEFAULT)
+		return NULL;
+	if (s->delay_ms)
+		usleep((useconds_t)s->delay_ms * 1000);
+	void *page = (void *)(uintptr_t)(ev.pagefault.address & ~(uint64_t)(page_size() - 1));
+	size_t done = 0;
+	int r = s->fill ? libuffd_copy(s->fd, page, s->fill, page_size(), 0, &done)
+			: libuffd_zeropage(s->fd, page, page_size(), 0, &done);
+	if (r == 0 && done == page_size())
+		s->served++;
+	return NULL;
+}
+
+TEST(user_fault_resolved_with_copy_and_thread_id)
+{
+	int fd = libuffd_open(NULL, NULL);
+	ASSERT_OK(fd);
+	struct libuffd_api api;
+	ASSERT_OK(libuffd_api_handshake(fd, 0, LIBUFFD_FEATURE_THREAD_ID, &api));
+	char *p = map_pages(1);
+	uint64_t ioctls;
+	ASSERT_OK(libuffd_register(fd, p, page_size(), LIBUFFD_REGISTER_MISSING, &ioctls));
+	ASSERT_TRUE(ioctls & LIBUFFD_IOCTL_COPY);
+	ASSERT_TRUE(ioctls & LIBUFFD_IOCTL_ZEROPAGE);
+
+	char *src = map_pages(1);
+	memset(src, 0x5a, page_size());
+	struct server s = { .fd = fd, .fill = src };
+	pthread_t t;
+	ASSERT_EQ(pthread_create(&t, NULL, serve_one, &s), 0);
+	ASSERT_EQ(p[123], 0x5a); /* user-mode fault, served */
+	pthread_join(t, NULL);
+	ASSERT_EQ(s.served, 1);
+	ASSERT_EQ(p[page_size() - 1], 0x5a);
+	close(fd);
+}
+
+TEST(resolver_errors_eexist_enoent_einval)
+{
+	int fd = libuffd_open(NULL, NULL);
+	ASSERT_OK(fd);
+	struct libuffd_api api;
+	ASSERT_OK(libuffd_api_handshake(fd, 0, 0, &api));
+	size_t ps = page_size();
+	char *p = map_pages(4);
+	char *src = map_pages(4);
+	memset(src, 7, 4 * ps);
+	ASSERT_OK(libuffd_register(fd, p, 4 * ps, LIBUFFD_REGISTER_MISSING, NULL));
+
+	size_t done = 99;
+	ASSERT_ERR(libuffd_copy(fd, p, src, 2 * ps, 0, &done), 0);
+	ASSERT_EQ(done, 2 * ps);
+	/* Page 1 is present now: copying pages 1..3 stops at once. */
+	ASSERT_ERR(libuffd_copy(fd, p + ps, src, 3 * ps, 0, &done), -EEXIST);
+	ASSERT_EQ(done, 0);
+	/* Pages 2..3 then 1: partial progress ends in EAGAIN with the bytes. */
+	ASSERT_ERR(libuffd_zeropage(fd, p + 2 * ps, ps, 0, &done), 0);
+	ASSERT_EQ(done, ps);
+	/* Misaligned. */
+	ASSERT_ERR(libuffd_copy(fd, p + 1, src, ps, 0, &done), -EINVAL);
+	ASSERT_ERR(libuffd_copy(fd, p, src, ps, 1u << 7, &done), -EINVAL);
+	/* Not registered. */
+	char *q = map_pages(1);
+	ASSERT_ERR(libuffd_copy(fd, q, src, ps, 0, &done), -ENOENT);
+	ASSERT_OK(libuffd_wake(fd, p, 4 * ps));
+	ASSERT_OK(libuffd_unregister(fd, p, 4 * ps));
+	ASSERT_ERR(libuffd_zeropage(fd, p + 3 * ps, ps, 0, &done), -ENOENT);
+	close(fd);
+}
+
+TEST(resolver_partial_progress_eagain)
+{
+	int fd = libuffd_open(NULL, NULL);
+	ASSERT_OK(fd);
+	struct libuffd_api api;
+	ASSERT_OK(libuffd_api_handshake(fd, 0, 0, &api));
+	size_t ps = page_size();
+	char *p = map_pages(4);
+	char *src = map_pages(4);
+	memset(src, 9, 4 * ps);
+	ASSERT_OK(libuffd_register(fd, p, 4 * ps, LIBUFFD_REGISTER_MISSING, NULL));
+	size_t done;
+	ASSERT_OK(libuffd_copy(fd, p + 2 * ps, src, ps, 0, &done));
+	/* Pages 0,1 are done, then page 2 exists: the kernel reports the two
+	 * pages and EAGAIN; the retry of the rest names the real error. */
+	ASSERT_ERR(libuffd_copy(fd, p, src, 4 * ps, 0, &done), -EAGAIN);
+	ASSERT_EQ(done, 2 * ps);
+	ASSERT_ERR(libuffd_copy(fd, p + done, src, 4 * ps - done, 0, &done), -EEXIST);
+	ASSERT_EQ(p[0], 9);
+	ASSERT_EQ(p[2 * ps - 1], 9);
+	close(fd);
+}
+
+TEST(resolver_esrch_when_owner_is_gone)
+{
+	/* A child creates the descriptor, passes it over a socket and exits:
+	 * the descriptor lives on here, its address space is gone. */
+	int sv[2];
+	ASSERT_SYS(socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		int fd = libuffd_open(NULL, NULL);
+		struct libuffd_api api;
+		if (fd < 0 || libuffd_api_handshake(fd, 0, 0, &api) < 0)
+			_exit(1);
+		char *p = map_pages(1);
+		if (libuffd_register(fd, p, page_size(), LIBUFFD_REGISTER_MISSING, NULL) < 0)
+			_exit(1);
+		char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+		uint64_t addr = (uintptr_t)p;
+		struct iovec iov = { &addr, sizeof(addr) };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+				    .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		_exit(sendmsg(sv[1], &m, 0) == sizeof(addr) ? 0 : 1);
+	}
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	uint64_t addr = 0;
+	struct iovec iov = { &addr, sizeof(addr) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	ASSERT_EQ(ASSERT_SYS(recvmsg(sv[0], &m, 0)), sizeof(addr));
+	int fd;
+	memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof(int));
+	int status;
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_EQ(status, 0);
+	char *src = map_pages(1);
+	size_t done;
+	ASSERT_ERR(libuffd_copy(fd, (void *)(uintptr_t)addr, src, page_size(), 0, &done), -ESRCH);
+	close(fd);
+}
