@@ -16,6 +16,7 @@ struct test_case {
 	const char *name;
 	harness_fn fn;
 	int timeout_s;
+	int signal; /* expected fatal signal, 0 for a normal exit */
 };
 
 static struct test_case cases[MAX_CASES];
@@ -30,11 +31,11 @@ static int n_guards;
 
 static int report_fd = -1; /* child -> parent: skip reasons and failures */
 
-void harness_register(const char *name, harness_fn fn, int timeout_s)
+void harness_register(const char *name, harness_fn fn, int timeout_s, int signal)
 {
 	if (n_cases == MAX_CASES)
 		abort();
-	cases[n_cases++] = (struct test_case){ name, fn, timeout_s };
+	cases[n_cases++] = (struct test_case){ name, fn, timeout_s, signal };
 }
 
 void harness_guard_file(const char *path)
@@ -44,7 +45,8 @@ void harness_guard_file(const char *path)
 	guards[n_guards++].path = path;
 }
 
-static void report(const char *prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void report(const char *prefix, const char *fmt,
+								va_list ap)
 {
 	char msg[1024];
 	int n = snprintf(msg, sizeof(msg), "%s", prefix);
@@ -189,7 +191,9 @@ static int run_case(const struct test_case *tc, char *msg, size_t msg_size)
 
 	if (status == -1)
 		return 1;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (tc->signal && WIFSIGNALED(status) && WTERMSIG(status) == tc->signal)
+		return 0;
+	if (!tc->signal && WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_EXIT)
 		return 2;

@@ -17,7 +17,7 @@
 
 typedef void (*harness_fn)(void);
 
-void harness_register(const char *name, harness_fn fn, int timeout_s);
+void harness_register(const char *name, harness_fn fn, int timeout_s, int signal);
 void harness_guard_file(const char *path);
 __attribute__((noreturn, format(printf, 3, 4))) void harness_fail(const char *file, int line,
 								  const char *fmt, ...);
@@ -25,14 +25,17 @@ __attribute__((noreturn, format(printf, 1, 2))) void harness_skip(const char *fm
 
 #define HARNESS_DEFAULT_TIMEOUT 30
 
-#define TEST_TIMEOUT(name, secs)                                         \
+#define TEST_FULL(name, secs, sig)                                       \
 	static void name(void);                                          \
 	__attribute__((constructor)) static void register_##name(void)   \
 	{                                                                \
-		harness_register(#name, name, secs);                     \
+		harness_register(#name, name, secs, sig);                \
 	}                                                                \
 	static void name(void)
-#define TEST(name) TEST_TIMEOUT(name, HARNESS_DEFAULT_TIMEOUT)
+#define TEST_TIMEOUT(name, secs) TEST_FULL(name, secs, 0)
+#define TEST(name) TEST_FULL(name, HARNESS_DEFAULT_TIMEOUT, 0)
+/* A case that passes only when killed by signal sig. */
+#define TEST_SIGNAL(name, sig) TEST_FULL(name, HARNESS_DEFAULT_TIMEOUT, sig)
 
 #define HARNESS_GUARD_FILE(id, path)                                        \
 	__attribute__((constructor)) static void guard_##id(void)            \
