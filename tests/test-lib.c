@@ -210,17 +210,27 @@ TEST(user_fault_resolved_with_copy_and_thread_id)
 	close(fd);
 }
 
+/* A descriptor with `pages` registered missing pages at *p and a source
+ * of as many pages filled with `fill` at *src. */
+static int registered_area(size_t pages, int fill, char **p, char **src)
+{
+	struct libuffd_api api;
+	int fd = libuffd_open(NULL, NULL);
+
+	ASSERT_OK(fd);
+	ASSERT_OK(libuffd_api_handshake(fd, 0, 0, &api));
+	*p = map_pages(pages);
+	*src = map_pages(pages);
+	memset(*src, fill, pages * page_size());
+	ASSERT_OK(libuffd_register(fd, *p, pages * page_size(), LIBUFFD_REGISTER_MISSING, NULL));
+	return fd;
+}
+
 TEST(resolver_errors_eexist_enoent_einval)
 {
-	int fd = libuffd_open(NULL, NULL);
-	ASSERT_OK(fd);
-	struct libuffd_api api;
-	ASSERT_OK(libuffd_api_handshake(fd, 0, 0, &api));
 	size_t ps = page_size();
-	char *p = map_pages(4);
-	char *src = map_pages(4);
-	memset(src, 7, 4 * ps);
-	ASSERT_OK(libuffd_register(fd, p, 4 * ps, LIBUFFD_REGISTER_MISSING, NULL));
+	char *p, *src;
+	int fd = registered_area(4, 7, &p, &src);
 
 	size_t done = 99;
 	ASSERT_ERR(libuffd_copy(fd, p, src, 2 * ps, 0, &done), 0);
@@ -228,7 +238,7 @@ TEST(resolver_errors_eexist_enoent_einval)
 	/* Page 1 is present now: copying pages 1..3 stops at once. */
 	ASSERT_ERR(libuffd_copy(fd, p + ps, src, 3 * ps, 0, &done), -EEXIST);
 	ASSERT_EQ(done, 0);
-	/* Pages 2..3 then 1: partial progress ends in EAGAIN with the bytes. */
+	/* A single page: done in full. */
 	ASSERT_ERR(libuffd_zeropage(fd, p + 2 * ps, ps, 0, &done), 0);
 	ASSERT_EQ(done, ps);
 	/* Misaligned. */
@@ -245,15 +255,9 @@ TEST(resolver_errors_eexist_enoent_einval)
 
 TEST(resolver_partial_progress_eagain)
 {
-	int fd = libuffd_open(NULL, NULL);
-	ASSERT_OK(fd);
-	struct libuffd_api api;
-	ASSERT_OK(libuffd_api_handshake(fd, 0, 0, &api));
 	size_t ps = page_size();
-	char *p = map_pages(4);
-	char *src = map_pages(4);
-	memset(src, 9, 4 * ps);
-	ASSERT_OK(libuffd_register(fd, p, 4 * ps, LIBUFFD_REGISTER_MISSING, NULL));
+	char *p, *src;
+	int fd = registered_area(4, 9, &p, &src);
 	size_t done;
 	ASSERT_OK(libuffd_copy(fd, p + 2 * ps, src, ps, 0, &done));
 	/* Pages 0,1 are done, then page 2 exists: the kernel reports the two
