@@ -9,6 +9,7 @@
 #include "internal.h"
 
 #define ENGINE_STREAMS 8
+#define ENGINE_AHEAD 16
 
 struct engine_counters {
 	uint64_t faults, folded, pages, eexist, eagain, events;
@@ -43,13 +44,15 @@ struct libuffd_engine {
 	unsigned int ev_readers; /* threads between read() of events and applying them */
 	uint64_t streams[ENGINE_STREAMS];
 	unsigned int stream_next;
+	/* Read-ahead for the engine's threads: (page + 1) << 9 | write << 8 | order. */
+	uint64_t ahead[ENGINE_AHEAD];
+	unsigned int ahead_next;
 
-	int stop_efd;
+	int stop_efd; /* kicks the engine's threads: stop, or read-ahead queued */
 	int stopping;
 	unsigned int spin_us;
 	pthread_t *threads;
 	unsigned int nthreads;
-	int have_threads;
 
 	size_t overhead;
 	struct engine_counters c;

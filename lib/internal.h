@@ -12,5 +12,7 @@ int uffd_sys_userfaultfd(int flags);
 int uffd_sys_ioctl(int fd, unsigned long cmd, void *arg);
 int uffd_sys_read(int fd, void *buf, size_t len);
 int uffd_sys_device_new(const char *path, int flags);
+int uffd_sys_madvise(void *addr, size_t len, int advice);
+int uffd_sys_mincore(void *addr, size_t len, unsigned char *vec);
 
 #endif

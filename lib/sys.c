@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -47,4 +48,14 @@ int uffd_sys_device_new(const char *path, int flags)
 	close(dev);
 	errno = saved;
 	return fd;
+}
+
+int uffd_sys_madvise(void *addr, size_t len, int advice)
+{
+	return (int)SYS_RESULT(madvise(addr, len, advice));
+}
+
+int uffd_sys_mincore(void *addr, size_t len, unsigned char *vec)
+{
+	return (int)SYS_RESULT(mincore(addr, len, vec));
 }

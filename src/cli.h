@@ -15,6 +15,9 @@ struct subcommand {
 };
 
 extern const struct subcommand cmd_status;
+extern const struct subcommand cmd_run;
+extern const struct subcommand cmd_sysctl;
+extern const struct subcommand cmd_profile;
 
 /* die() and warn() exist only in the command line tool, never in libuffd. */
 __attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);

@@ -10,6 +10,9 @@
 
 static const struct subcommand *const subcommands[] = {
 	&cmd_status,
+	&cmd_run,
+	&cmd_sysctl,
+	&cmd_profile,
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 

@@ -49,6 +49,7 @@ enum stall_outcome {
 
 struct stall_result {
 	enum stall_outcome outcome;
+	bool delivered; /* the fault reached the unprivileged handler */
 	int err;        /* errno of the call, 0 if it succeeded */
 	double held_ms; /* HELD/TIMEOUT: time spent in the call */
 	double took_us; /* REFUSED/ERROR: time spent in the call */

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * bench-engine: the libuffd engine against native first touch, eager
+ * copy and a naive one-page-per-fault handler thread.  Prints one table;
+ * every figure is the median of several rounds in this run.
+ *
+ *   bench-engine [-s MiB] [-r rounds] [-t handler-threads] [-k random-touches]
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libuffd-engine.h"
+
+#define NAIVE_MAX (64ul << 20) /* the naive handler is slow: a slice of the size */
+
+static size_t pg, size, npages;
+static unsigned int rounds = 5, threads = 1;
+static size_t random_touches = 20000;
+static char *source;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "bench-engine: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static char *map_fresh(size_t len, int flags)
+{
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags,
+		       -1, 0);
+	if (p == MAP_FAILED)
+		die("mmap", errno);
+	return p;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static uint64_t rng = 0x853c49e6748fea9bull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Distinct random pages: the first k of a shuffle. */
+static size_t *random_pages(size_t k)
+{
+	size_t *perm = malloc(npages * sizeof(*perm));
+	if (!perm)
+		die("malloc", ENOMEM);
+	for (size_t i = 0; i < npages; i++)
+		perm[i] = i;
+	for (size_t i = 0; i < k; i++) {
+		size_t j = i + next_rand() % (npages - i), t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	return perm;
+}
+
+/* ---- What is measured: one pass over a region ----------------------- */
+
+enum pattern { SEQUENTIAL, RANDOM, SPARSE };
+
+struct result {
+	double seconds;  /* the whole pass */
+	double p50, p99; /* RANDOM: per access, seconds */
+};
+
+static void touch(char *r, enum pattern pat, struct result *res)
+{
+	double t0 = now_s();
+
+	if (pat == SEQUENTIAL) {
+		for (size_t i = 0; i < npages; i++)
+			((volatile char *)r)[i * pg] = 1;
+	} else if (pat == SPARSE) {
+		/* One page in each group of ten, at a random place in it:
+		 * 10 % of the pages and never "the next page". */
+		for (size_t g = 0; g + 10 <= npages; g += 10)
+			((volatile char *)r)[(g + next_rand() % 10) * pg] = 1;
+	} else {
+		size_t k = random_touches < npages ? random_touches : npages;
+		size_t *perm = random_pages(k);
+		double *lat = malloc(k * sizeof(*lat));
+		if (!lat)
+			die("malloc", ENOMEM);
+		t0 = now_s();
+		for (size_t i = 0; i < k; i++) {
+			double a = now_s();
+			((volatile char *)r)[perm[i] * pg] = 1;
+			lat[i] = now_s() - a;
+		}
+		res->seconds = now_s() - t0;
+		qsort(lat, k, sizeof(*lat), cmp_double);
+		res->p50 = lat[k / 2];
+		res->p99 = lat[k * 99 / 100];
+		free(lat);
+		free(perm);
+		return;
+	}
+	res->seconds = now_s() - t0;
+}
+
+/* ---- (a) native, (b) eager -------------------------------------------- */
+
+static void run_native(enum pattern pat, struct result *res)
+{
+	char *r = map_fresh(size, 0);
+	touch(r, pat, res);
+	munmap(r, size);
+}
+
+static void run_eager(enum pattern pat, struct result *res)
+{
+	double t0 = now_s();
+	char *r = map_fresh(size, MAP_POPULATE);
+	memcpy(r, source, size);
+	res->seconds = now_s() - t0;
+	munmap(r, size);
+}
+
+/* ---- (c) the engine ------------------------------------------------------ */
+
+static enum libuffd_engine_mode engine_mode;
+static unsigned int engine_spin;
+static struct libuffd_engine_stats last_stats;
+
+static void run_engine(enum pattern pat, struct result *res)
+{
+	struct libuffd_engine_source src = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = source,
+					     .size = size };
+	struct libuffd_engine_opts o = { .mode = engine_mode, .threads = threads,
+					 .spin_us = engine_spin };
+	struct libuffd_engine *e;
+	char *r = map_fresh(size, 0);
+	double t0 = now_s();
+	int err = libuffd_engine_create(r, size, &src, &o, &e);
+	if (err < 0)
+		die("libuffd_engine_create", -err);
+	double setup = now_s() - t0;
+	touch(r, pat, res);
+	res->seconds += setup; /* lazy costs count from the moment the region exists */
+	libuffd_engine_get_stats(e, &last_stats);
+	libuffd_engine_destroy(e);
+	munmap(r, size);
+}
+
+/* ---- (d) the naive handler: one message, one page, one copy ------------- */
+
+struct naive {
+	int uffd, stop[2];
+	char *region;
+};
+
+static void *naive_thread(void *arg)
+{
+	struct naive *n = arg;
+	struct pollfd pfd[2] = { { .fd = n->uffd, .events = POLLIN },
+				 { .fd = n->stop[0], .events = POLLIN } };
+	struct libuffd_event ev;
+
+	for (;;) {
+		poll(pfd, 2, -1);
+		if (pfd[1].revents)
+			return NULL;
+		if (libuffd_read_events(n->uffd, &ev, 1) != 1 || ev.type != LIBUFFD_EVENT_PAGEFAULT)
+			continue;
+		uint64_t a = ev.pagefault.address & ~(uint64_t)(pg - 1);
+		int r = libuffd_copy(n->uffd, (void *)(uintptr_t)a,
+				     source + (a - (uintptr_t)n->region), pg, 0, NULL);
+		if (r == -EEXIST)
+			libuffd_wake(n->uffd, (void *)(uintptr_t)a, pg);
+	}
+}
+
+static void run_naive(enum pattern pat, struct result *res)
+{
+	struct naive n;
+	struct libuffd_api api;
+	pthread_t th;
+	size_t saved = npages;
+	size_t len = size < NAIVE_MAX ? size : NAIVE_MAX;
+
+	n.region = map_fresh(len, 0);
+	double t0 = now_s();
+	n.uffd = libuffd_open(NULL, NULL);
+	if (n.uffd < 0 || libuffd_api_handshake(n.uffd, 0, 0, &api) < 0 ||
+	    libuffd_register(n.uffd, n.region, len, LIBUFFD_REGISTER_MISSING, NULL) < 0 ||
+	    pipe(n.stop) < 0)
+		die("naive handler setup", EINVAL);
+	pthread_create(&th, NULL, naive_thread, &n);
+	double setup = now_s() - t0;
+	npages = len / pg;
+	touch(n.region, pat, res);
+	npages = saved;
+	res->seconds = (res->seconds + setup) * (double)size / (double)len; /* scaled */
+	if (write(n.stop[1], "x", 1) != 1)
+		die("write", errno);
+	pthread_join(th, NULL);
+	close(n.uffd);
+	close(n.stop[0]);
+	close(n.stop[1]);
+	munmap(n.region, len);
+}
+
+/* ---- Rounds and the table -------------------------------------------------- */
+
+struct row {
+	const char *name;
+	double seconds, p50, p99;
+	int has_latency;
+};
+
+static struct row measure(const char *name, void (*fn)(enum pattern, struct result *),
+			  enum pattern pat)
+{
+	double *s = calloc(rounds, sizeof(double)), *p50 = calloc(rounds, sizeof(double)),
+	       *p99 = calloc(rounds, sizeof(double));
+	struct result res;
+
+	if (!s || !p50 || !p99)
+		die("calloc", ENOMEM);
+	memset(&res, 0, sizeof(res));
+	fn(pat, &res); /* one untimed round: caches, page allocator, code */
+	for (unsigned int i = 0; i < rounds; i++) {
+		memset(&res, 0, sizeof(res));
+		fn(pat, &res);
+		s[i] = res.seconds;
+		p50[i] = res.p50;
+		p99[i] = res.p99;
+	}
+	struct row row = { name, median(s, rounds), median(p50, rounds), median(p99, rounds),
+			   pat == RANDOM };
+	free(s);
+	free(p50);
+	free(p99);
+	return row;
+}
+
+static void print_row(const struct row *r, double native, double eager, double native_page)
+{
+	double gbs = (double)size / r->seconds / 1e9;
+	if (r->has_latency) {
+		printf("%-44s %9.2f %9.2f %8s %8.2fx %8s\n", r->name, r->p50 * 1e6, r->p99 * 1e6,
+		       "-", r->p50 * 1e6 / native_page, "-");
+		return;
+	}
+	printf("%-44s %9.3f %9s %8.2f %8.2fx %7.2fx\n", r->name, r->seconds * 1e6 / (double)npages,
+	       "", gbs, native / r->seconds, eager / r->seconds);
+}
+
+/* Resident memory of this process, bytes. */
+static size_t rss(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long vm = 0, res = 0;
+	if (f) {
+		if (fscanf(f, "%lu %lu", &vm, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res * pg;
+}
+
+static void overhead(void)
+{
+	struct libuffd_engine_source src = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = source,
+					     .size = size };
+	const char *names[] = { "in-thread", "handler threads" };
+
+	for (int m = 0; m < 2; m++) {
+		struct libuffd_engine_opts o = { .mode = (enum libuffd_engine_mode)m, .threads = threads };
+		struct libuffd_engine_stats st;
+		struct libuffd_engine *e;
+		char *r = map_fresh(size, 0);
+		size_t before = rss();
+		if (libuffd_engine_create(r, size, &src, &o, &e) < 0)
+			die("libuffd_engine_create", EINVAL);
+		for (size_t i = 0; i < npages; i++) /* serve everything */
+			((volatile char *)r)[i * pg] = 1;
+		size_t after = rss();
+		libuffd_engine_get_stats(e, &st);
+		libuffd_engine_destroy(e);
+		munmap(r, size);
+		double budget = (double)size / 100 + (4 << 20);
+		double resident = (double)after - (double)before - (double)size;
+		printf("overhead %-16s allocated %7.2f MiB, resident beyond the region %7.2f MiB; "
+		       "budget (1 %% + 4 MiB) %7.2f MiB: %s\n",
+		       names[m], (double)st.overhead / (1 << 20), resident / (1 << 20),
+		       budget / (1 << 20), (double)st.overhead <= budget ? "met" : "NOT met");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	size_t mib = 1024;
+	int c;
+
+	while ((c = getopt(argc, argv, "s:r:t:k:h")) != -1) {
+		switch (c) {
+		case 's': mib = strtoul(optarg, NULL, 0); break;
+		case 'r': rounds = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 't': threads = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'k': random_touches = strtoul(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: %s [-s MiB (1024)] [-r rounds (5)] "
+				"[-t handler-threads (1)] [-k random-touches (20000)]\n", argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (!mib || !rounds || !random_touches) {
+		fprintf(stderr, "bench-engine: sizes and counts must be positive\n");
+		return 2;
+	}
+	pg = (size_t)sysconf(_SC_PAGESIZE);
+	size = mib << 20;
+	npages = size / pg;
+
+	/* The source (the "snapshot"): resident, every page distinct. */
+	source = map_fresh(size, MAP_POPULATE);
+	for (size_t i = 0; i < size; i += 8)
+		*(uint64_t *)(source + i) = i * 0x9E3779B97F4A7C15ull;
+
+	/* Warm-up: a VM's very first touch of guest memory also pays the
+	 * hypervisor's fault.  Touch and free twice the size once, so every
+	 * round reuses guest pages the host has already backed. */
+	double tw = now_s();
+	char *w = map_fresh(2 * size, 0);
+	for (size_t i = 0; i < 2 * size; i += pg)
+		w[i] = 1;
+	munmap(w, 2 * size);
+	tw = now_s() - tw;
+
+	printf("bench-engine: %zu MiB region (%zu pages of %zu bytes), %u rounds, medians; "
+	       "%u handler thread(s)\n", mib, npages, pg, rounds, threads);
+	printf("warm-up: wrote and freed %zu MiB of fresh anonymous memory once (%.2f s) so "
+	       "that the host has backed the guest pages, then one untimed round per row\n",
+	       2 * mib, tw);
+	printf("source: a resident %zu MiB buffer; native and eager have no source to read\n\n",
+	       mib);
+	printf("%-44s %9s %9s %8s %9s %8s\n", "", "us/page", "", "GB/s", "vs (a)", "vs (b)");
+	printf("%-44s %9s %9s %8s %9s %8s\n", "", "or p50 us", "p99 us", "", "faster", "faster");
+
+	struct row a = measure("(a) native first-touch write, sequential", run_native, SEQUENTIAL);
+	double native_page = a.seconds * 1e6 / (double)npages;
+	struct row b = measure("(b) eager: map+populate+copy all", run_eager, SEQUENTIAL);
+	print_row(&a, a.seconds, b.seconds, native_page);
+	print_row(&b, a.seconds, b.seconds, native_page);
+	struct row ar = measure("(a) native, random single page (latency)", run_native, RANDOM);
+	printf("%-44s %9.2f %9.2f %8s %8.2fx %8s\n", ar.name, ar.p50 * 1e6, ar.p99 * 1e6, "-",
+	       ar.p50 * 1e6 / native_page, "-");
+
+	static const struct {
+		enum libuffd_engine_mode mode;
+		unsigned int spin;
+		const char *tag;
+	} modes[] = {
+		{ LIBUFFD_ENGINE_IN_THREAD, 0, "in-thread" },
+		{ LIBUFFD_ENGINE_HANDLER_THREADS, 0, "handler" },
+		{ LIBUFFD_ENGINE_HANDLER_THREADS, 200, "handler+spin200us" },
+	};
+	char name[96];
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		engine_mode = modes[m].mode;
+		engine_spin = modes[m].spin;
+		snprintf(name, sizeof(name), "(c) %s: sequential full touch", modes[m].tag);
+		struct row r = measure(name, run_engine, SEQUENTIAL);
+		print_row(&r, a.seconds, b.seconds, native_page);
+		snprintf(name, sizeof(name), "(c) %s: random single page (latency)", modes[m].tag);
+		r = measure(name, run_engine, RANDOM);
+		print_row(&r, a.seconds, b.seconds, native_page);
+		snprintf(name, sizeof(name), "(c) %s: 10 %% sparse touch", modes[m].tag);
+		r = measure(name, run_engine, SPARSE);
+		print_row(&r, a.seconds, b.seconds, native_page);
+	}
+	struct row d = measure("(d) naive handler, 1 page/fault, sequential", run_naive,
+			       SEQUENTIAL);
+	print_row(&d, a.seconds, b.seconds, native_page);
+	d = measure("(d) naive handler, random single page", run_naive, RANDOM);
+	print_row(&d, a.seconds, b.seconds, native_page);
+	printf("\n(d) runs on the first %lu MiB and its time is scaled to the full size.\n"
+	       "Ratios: total time of (a) or (b) over this row's total time, for the same size;\n"
+	       "for latency rows, p50 over (a)'s cost per page.  'vs' > 1 means this row is faster\n"
+	       "(latency rows: the multiple of (a)'s per-page cost, lower is better).\n\n",
+	       (unsigned long)((size < NAIVE_MAX ? size : NAIVE_MAX) >> 20));
+	overhead();
+	return 0;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The cost of `uffdguard run`, side by side in one run: a getpid() loop and
+ * an ioctl(FIONREAD) loop bare and under the filter, and the latency of one
+ * userfaultfd() call bare, under the filter and under the supervisor.
+ * Prints medians and ratios.  Not a test: timings are the machine's.
+ *
+ *   bench-run [--uffdguard PATH] [--rounds N]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LOOP_ITERS 200000
+#define SAMPLES 9  /* per process, per round */
+#define UFFD_CALLS 2000
+#define UFFD_USER_MODE_ONLY 1
+
+static double now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static double getpid_loop(void)
+{
+	double t0 = now_ns();
+	for (int i = 0; i < LOOP_ITERS; i++)
+		syscall(SYS_getpid);
+	return (now_ns() - t0) / LOOP_ITERS;
+}
+
+static double ioctl_loop(void)
+{
+	int p[2], n;
+	if (pipe(p) < 0)
+		return -1;
+	double t0 = now_ns();
+	for (int i = 0; i < LOOP_ITERS; i++)
+		ioctl(p[0], FIONREAD, &n);
+	double t = (now_ns() - t0) / LOOP_ITERS;
+	close(p[0]);
+	close(p[1]);
+	return t;
+}
+
+/* Median of single userfaultfd() calls, the close not counted. */
+static double uffd_latency(void)
+{
+	static double v[UFFD_CALLS];
+	for (int i = 0; i < UFFD_CALLS; i++) {
+		double t0 = now_ns();
+		long fd = syscall(SYS_userfaultfd, UFFD_USER_MODE_ONLY | O_CLOEXEC);
+		v[i] = now_ns() - t0;
+		if (fd < 0) {
+			fprintf(stderr, "bench-run: userfaultfd: %s\n", strerror(errno));
+			exit(1);
+		}
+		close((int)fd);
+	}
+	return median(v, UFFD_CALLS);
+}
+
+/* One line: SAMPLES samples of getpid, ioctl and userfaultfd each. */
+static void measure(double *out)
+{
+	for (int s = 0; s < SAMPLES; s++) {
+		out[s] = getpid_loop();
+		out[SAMPLES + s] = ioctl_loop();
+		out[2 * SAMPLES + s] = uffd_latency();
+	}
+}
+
+static void measure_under(const char *uffdguard, const char *mode, double *out)
+{
+	char cmd[PATH_MAX * 3], self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		exit(1);
+	self[n] = '\0';
+	/* Bare runs in a fresh process too, started the same way. */
+	if (!strcmp(mode, "bare"))
+		snprintf(cmd, sizeof(cmd), "'%s' --inner", self);
+	else if (!strcmp(mode, "null"))
+		snprintf(cmd, sizeof(cmd), "'%s' --inner null", self);
+	else
+		snprintf(cmd, sizeof(cmd), "'%s' run --mode %s --policy user-mode-only -- '%s' --inner",
+			 uffdguard, mode, self);
+	FILE *f = popen(cmd, "r");
+	for (int i = 0; f && i < 3 * SAMPLES; i++)
+		if (fscanf(f, "%lf", &out[i]) != 1) {
+			fprintf(stderr, "bench-run: no numbers from: %s\n", cmd);
+			exit(1);
+		}
+	if (!f || pclose(f) != 0) {
+		fprintf(stderr, "bench-run: %s failed\n", cmd);
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char def[PATH_MAX];
+	const char *uffdguard = getenv("UFFDGUARD");
+	int rounds = 3;
+
+	if (argc > 1 && !strcmp(argv[1], "--inner")) {
+		double v[3 * SAMPLES];
+		/* The floor: a filter whose only rule is on userfaultfd, so
+		 * getpid and ioctl hit the kernel's action cache. */
+		if (argc > 2 && !strcmp(argv[2], "null")) {
+			scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+			if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(userfaultfd), 1,
+						     SCMP_A0_32(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0xffffffffu)) < 0 ||
+			    seccomp_load(ctx) < 0)
+				return 1;
+			seccomp_release(ctx);
+		}
+		measure(v);
+		for (int i = 0; i < 3 * SAMPLES; i++)
+			printf("%.3f\n", v[i]);
+		return 0;
+	}
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--uffdguard") && i + 1 < argc)
+			uffdguard = argv[++i];
+		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			rounds = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: bench-run [--uffdguard PATH] [--rounds N]\n");
+			return 2;
+		}
+	}
+	if (!uffdguard) {
+		/* build/bench/bench-run -> build/src/uffdguard */
+		ssize_t n = readlink("/proc/self/exe", def, sizeof(def) - 32);
+		if (n < 0)
+			return 1;
+		def[n] = '\0';
+		*strrchr(def, '/') = '\0';
+		strcpy(strrchr(def, '/') + 1, "src/uffdguard");
+		uffdguard = def;
+	}
+	if (rounds < 1 || rounds > 100)
+		rounds = 3;
+
+	/* [bare, null, filter, supervise][getpid, ioctl, uffd][rounds * SAMPLES] */
+	enum { M = 4 };
+	size_t per = (size_t)rounds * SAMPLES;
+	double *v = calloc(M * 3 * per, sizeof(double));
+	const char *const modes[M] = { "bare", "null", "filter", "supervise" };
+	for (int r = 0; r < rounds; r++) {
+		/* Interleaved, so that drift hits every column alike. */
+		for (int m = 0; m < M; m++) {
+			double line[3 * SAMPLES];
+			measure_under(uffdguard, modes[m], line);
+			for (int k = 0; k < 3; k++)
+				memcpy(&v[(m * 3 + k) * per + (size_t)r * SAMPLES], &line[k * SAMPLES],
+				       SAMPLES * sizeof(double));
+		}
+	}
+	double med[M][3];
+	for (int m = 0; m < M; m++)
+		for (int k = 0; k < 3; k++)
+			med[m][k] = median(&v[(m * 3 + k) * per], per);
+
+	printf("uffdguard run overhead: medians of %zu samples (policy user-mode-only)\n"
+	       "null = a seccomp filter with one rule on userfaultfd only: the kernel's own\n"
+	       "cost of having a filter at all (the syscall entry slow path)\n\n", per);
+	printf("%-28s %8s %8s %8s %8s %10s %8s\n", "", "bare", "null", "filter", "ratio",
+	       "supervise", "ratio");
+	static const char *const names[3] = { "getpid loop (ns/call)", "ioctl FIONREAD (ns/call)",
+					      "userfaultfd() latency (ns)" };
+	for (int k = 0; k < 3; k++)
+		printf("%-28s %8.1f %8.1f %8.1f %8.3f %10.1f %8.3f\n", names[k], med[0][k], med[1][k],
+		       med[2][k], med[2][k] / med[0][k], med[3][k], med[3][k] / med[0][k]);
+	printf("\nfilter vs null: getpid %.3f, ioctl %.3f (targets: <= 1.005, <= 1.020 vs bare)\n",
+	       med[2][0] / med[1][0], med[2][1] / med[1][1]);
+	free(v);
+	return 0;
+}

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* uffdguard run: the seed's knobs enforced for one process tree. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "filter.h"
+#include "marker.h"
+#include "policy.h"
+#include "supervise.h"
+
+/* As env(1) and podman: 125 uffdguard failed, 126 not executable, 127 not found. */
+#define EXIT_RUN_FAILED 125
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND 127
+
+static void run_usage(FILE *out)
+{
+	fputs("Usage: uffdguard run [--policy P] [--set KNOB=V ...] [--mode filter|supervise]\n"
+	      "                     [--audit FILE] [--control DIR] -- CMD [ARGS]\n\n"
+	      "Run CMD with the seed's userfaultfd knobs enforced on it and on every\n"
+	      "process it starts.\n\n"
+	      "  -p, --policy P     allow, user-mode-only (default) or deny; the single\n"
+	      "                     knob 1 = allow, 2 = user-mode-only, 0 = deny\n"
+	      "  -s, --set K=V      then set one knob (0 or 1): unprivileged_userfaultfd,\n"
+	      "                     unprivileged_userfaultfd_user_mode_only, cover_device\n"
+	      "  -m, --mode M       filter (default): a seccomp filter decides; the whole\n"
+	      "                     tree counts as unprivileged, root included.\n"
+	      "                     supervise: a supervisor decides each call with the\n"
+	      "                     caller's CAP_SYS_PTRACE at that moment\n"
+	      "  -a, --audit FILE   supervise: append one JSON line per decision\n"
+	      "  -c, --control DIR  supervise: knob files in DIR; writing 0 or 1 to one\n"
+	      "                     changes the policy from the next call on\n"
+	      "  -h, --help         show this help\n\n"
+	      "The command runs with no_new_privs set.  The exit status is the command's\n"
+	      "(128+N if killed by signal N); 125 if uffdguard cannot enforce the policy\n"
+	      "(the command is then not started), 126/127 if CMD cannot be executed,\n"
+	      "2 for bad usage.  See uffdguard-run(1).\n", out);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char data = 0;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u = { 0 };
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char data;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = { .iov_base = &data, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			      .msg_controllen = sizeof(u.buf) };
+
+	ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	if (n <= 0)
+		return n < 0 ? -errno : -EPIPE;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int)))
+		return -EPROTO;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* The child: protect itself, hand over the listener, then become CMD.
+ * Nothing here may run CMD unprotected. */
+__attribute__((noreturn)) static void child_main(scmp_filter_ctx ctx, int sock,
+						 const sigset_t *mask, char **cmd)
+{
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		fprintf(stderr, "uffdguard run: PR_SET_NO_NEW_PRIVS: %s; not starting %s\n",
+			strerror(errno), cmd[0]);
+		_exit(EXIT_RUN_FAILED);
+	}
+	int r = seccomp_load(ctx);
+	if (r < 0) {
+		fprintf(stderr, "uffdguard run: cannot install the seccomp filter: %s; not starting %s\n",
+			strerror(-r), cmd[0]);
+		_exit(EXIT_RUN_FAILED);
+	}
+	if (sock >= 0) {
+		int fd = seccomp_notify_fd(ctx);
+		char ack;
+		if (fd < 0 || (r = send_fd(sock, fd)) < 0) {
+			fprintf(stderr, "uffdguard run: cannot pass the notification fd: %s\n",
+				strerror(fd < 0 ? -fd : -r));
+			_exit(EXIT_RUN_FAILED);
+		}
+		close(fd);
+		/* Start only once the supervisor holds the listener. */
+		if (read(sock, &ack, 1) != 1)
+			_exit(EXIT_RUN_FAILED);
+		close(sock);
+	}
+	execvp(cmd[0], cmd);
+	int e = errno;
+	fprintf(stderr, "uffdguard run: cannot execute %s: %s\n", cmd[0], strerror(e));
+	_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+static int exit_status(int status)
+{
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* Forward signals, serve notifications and knob changes until the child
+ * exits.  Returns its wait status. */
+static int supervise_child(pid_t child, int sigfd, struct supervisor *sup)
+{
+	bool listening = sup && sup->listener >= 0;
+
+	for (;;) {
+		struct pollfd pfd[3] = { { .fd = sigfd, .events = POLLIN },
+					 { .fd = listening ? sup->listener : -1, .events = POLLIN },
+					 { .fd = sup ? sup->inotify_fd : -1, .events = POLLIN } };
+		if (poll(pfd, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die(EXIT_RUN_FAILED, "poll: %s", strerror(errno));
+		}
+		if (pfd[1].revents & POLLIN) {
+			int r = supervisor_handle(sup);
+			if (r < 0) {
+				warn("supervisor: %s; intercepted calls now fail with ENOSYS",
+				     strerror(-r));
+				close(sup->listener);
+				sup->listener = -1;
+				listening = false;
+			}
+		} else if (pfd[1].revents & (POLLHUP | POLLERR)) {
+			listening = false; /* no task uses the filter any more */
+		}
+		if (pfd[2].revents & POLLIN)
+			supervisor_control(sup);
+		if (!(pfd[0].revents & POLLIN))
+			continue;
+		struct signalfd_siginfo si;
+		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD) {
+			int status;
+			if (waitpid(child, &status, WNOHANG) == child)
+				return status;
+		} else if (si.ssi_code != SI_KERNEL) {
+			/* A terminal's signals (SI_KERNEL) already reach the
+			 * whole foreground group; kill(2)'s are forwarded. */
+			kill(child, (int)si.ssi_signo);
+		}
+	}
+}
+
+static int run_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "policy", required_argument, NULL, 'p' }, { "set", required_argument, NULL, 's' },
+		{ "mode", required_argument, NULL, 'm' },   { "audit", required_argument, NULL, 'a' },
+		{ "control", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *policy_arg = "user-mode-only", *audit_path = NULL, *control_dir = NULL;
+	enum marker_mode mode = MARKER_MODE_FILTER;
+	char **sets = calloc((size_t)argc, sizeof(char *));
+	size_t n_sets = 0;
+	char err[512];
+	int c;
+
+	if (!sets)
+		die(EXIT_RUN_FAILED, "out of memory");
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+p:s:m:a:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			policy_arg = optarg;
+			break;
+		case 's':
+			sets[n_sets++] = optarg;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "filter"))
+				mode = MARKER_MODE_FILTER;
+			else if (!strcmp(optarg, "supervise"))
+				mode = MARKER_MODE_SUPERVISE;
+			else
+				usage_error(&cmd_run, "unknown mode '%s': valid modes are filter and supervise",
+					    optarg);
+			break;
+		case 'a':
+			audit_path = optarg;
+			break;
+		case 'c':
+			control_dir = optarg;
+			break;
+		case 'h':
+			run_usage(stdout);
+			free(sets);
+			return 0;
+		default:
+			if (optopt && strchr("psmac", optopt))
+				usage_error(&cmd_run, "option '%s' needs an argument", argv[optind - 1]);
+			usage_error(&cmd_run, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < 2 || strcmp(argv[optind - 1], "--"))
+		usage_error(&cmd_run, optind < argc ? "missing '--' before the command '%s'"
+						   : "missing '--' and a command%s",
+			    optind < argc ? argv[optind] : "");
+	if (optind == argc)
+		usage_error(&cmd_run, "missing the command after '--'");
+
+	struct policy policy;
+	if (policy_preset(policy_arg, &policy, err, sizeof(err)) < 0)
+		usage_error(&cmd_run, "%s", err);
+	for (size_t i = 0; i < n_sets; i++)
+		if (policy_set_knob(&policy, sets[i], err, sizeof(err)) < 0)
+			usage_error(&cmd_run, "%s", err);
+	free(sets);
+	if (mode == MARKER_MODE_FILTER && (audit_path || control_dir))
+		usage_error(&cmd_run, "--audit and --control need --mode supervise");
+	/* The filter cannot see capabilities at call time. */
+	policy.privilege = mode == MARKER_MODE_FILTER ? POLICY_PRIV_NOBODY : POLICY_PRIV_CAP_SYS_PTRACE;
+
+	scmp_filter_ctx ctx;
+	if (filter_build(&policy, mode, &ctx, err, sizeof(err)) < 0)
+		die(EXIT_RUN_FAILED, "run: cannot compile the policy: %s; not starting %s", err,
+		    argv[optind]);
+	struct supervisor sup;
+	int sock[2] = { -1, -1 };
+	if (mode == MARKER_MODE_SUPERVISE) {
+		if (supervisor_init(&sup, &policy, audit_path, control_dir, err, sizeof(err)) < 0)
+			die(EXIT_RUN_FAILED, "run: %s; not starting %s", err, argv[optind]);
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
+			die(EXIT_RUN_FAILED, "run: socketpair: %s", strerror(errno));
+	}
+
+	sigset_t mask, old;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sigfd < 0)
+		die(EXIT_RUN_FAILED, "run: signalfd: %s", strerror(errno));
+
+	fflush(NULL);
+	pid_t child = fork();
+	if (child < 0)
+		die(EXIT_RUN_FAILED, "run: fork: %s", strerror(errno));
+	if (child == 0) {
+		close(sigfd);
+		if (sock[0] >= 0)
+			close(sock[0]);
+		child_main(ctx, sock[1], &old, argv + optind);
+	}
+	seccomp_release(ctx);
+
+	if (mode == MARKER_MODE_SUPERVISE) {
+		close(sock[1]);
+		int fd = recv_fd(sock[0]);
+		if (fd < 0) {
+			/* A child that failed said why; kill one that did not. */
+			int status;
+			kill(child, SIGKILL);
+			waitpid(child, &status, 0);
+			if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_RUN_FAILED)
+				warn("run: no notification fd from the child: %s", strerror(-fd));
+			supervisor_fini(&sup);
+			return EXIT_RUN_FAILED;
+		}
+		sup.listener = fd;
+		if (write(sock[0], "", 1) != 1)
+			die(EXIT_RUN_FAILED, "run: cannot start the child: %s", strerror(errno));
+		close(sock[0]);
+	}
+	int status = supervise_child(child, sigfd, mode == MARKER_MODE_SUPERVISE ? &sup : NULL);
+	if (mode == MARKER_MODE_SUPERVISE)
+		supervisor_fini(&sup);
+	close(sigfd);
+	return exit_status(status);
+}
+
+const struct subcommand cmd_run = {
+	.name = "run",
+	.summary = "run a command with the userfaultfd policy enforced",
+	.run = run_run,
+	.usage = run_usage,
+};

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uffdguard sysctl: the policy through the kernel's own knob, where the
+ * kernel can express it.  Since Linux 5.11 vm.unprivileged_userfaultfd=0
+ * is user-mode-only and 1 is allow; "deny" and /dev/userfaultfd have no
+ * native setting, and the command says what to use instead.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "knob.h"
+#include "libuffd.h"
+#include "policy.h"
+
+/* Exit codes; 2 is EXIT_USAGE. */
+#define EXIT_FAILED 1
+#define EXIT_REFUSED 3
+
+#define DEFAULT_DROPIN "/etc/sysctl.d/60-uffdguard.conf"
+
+/* What enforces a policy the knob cannot express. */
+static void print_instead(FILE *out, const char *policy)
+{
+	fprintf(out,
+		"  for one process tree:  uffdguard run --policy %s -- COMMAND\n"
+		"  for containers:        uffdguard profile --policy %s (an OCI seccomp profile)\n",
+		policy, policy);
+}
+
+static void sysctl_usage(FILE *out)
+{
+	fputs("Usage: uffdguard sysctl show\n"
+	      "       uffdguard sysctl apply POLICY [--persist[=FILE] | --persist FILE] [--force]\n\n"
+	      "Show or set vm.unprivileged_userfaultfd, the kernel's own knob.  POLICY is\n"
+	      "user-mode-only (0) or allow (1), on Linux 5.11 or later; deny and\n"
+	      "/dev/userfaultfd cannot be expressed with the knob (see uffdguard run and\n"
+	      "uffdguard profile).\n\n"
+	      "Options of apply:\n"
+	      "  --persist [FILE]      also write a sysctl.d drop-in, atomically\n"
+	      "                        (default " DEFAULT_DROPIN ")\n"
+	      "  --force               write the knob although this kernel gives it\n"
+	      "                        another meaning (before 5.11)\n"
+	      "  --assume-kernel REL   act as on kernel release REL (testing)\n"
+	      "  -h, --help            this text\n\n"
+	      "Exit status: 0 done, 1 failed, 2 usage error, 3 refused (not expressible\n"
+	      "on this kernel).\n", out);
+}
+
+static const char *release_now(char *buf, size_t size)
+{
+	struct utsname u;
+	uname(&u);
+	snprintf(buf, size, "%s", u.release);
+	return buf;
+}
+
+/* Settings of the knob in the sysctl configuration files, in the order
+ * systemd-sysctl reads the directories (the last one wins). */
+static void show_persisted(void)
+{
+	static const char *const patterns[] = {
+		"/etc/sysctl.conf",          "/etc/sysctl.d/*.conf",       "/run/sysctl.d/*.conf",
+		"/usr/local/lib/sysctl.d/*.conf", "/usr/lib/sysctl.d/*.conf", "/lib/sysctl.d/*.conf",
+	};
+	int found = 0;
+
+	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
+		glob_t g;
+		if (glob(patterns[i], 0, NULL, &g) != 0)
+			continue;
+		for (size_t j = 0; j < g.gl_pathc; j++) {
+			FILE *f = fopen(g.gl_pathv[j], "re");
+			char line[512];
+			while (f && fgets(line, sizeof(line), f)) {
+				char *s = line + strspn(line, " \t-");
+				if (strncmp(s, "vm.unprivileged_userfaultfd", 27) &&
+				    strncmp(s, "vm/unprivileged_userfaultfd", 27))
+					continue;
+				s += 27;
+				s += strspn(s, " \t");
+				if (*s != '=')
+					continue;
+				s += 1 + strspn(s + 1, " \t");
+				s[strcspn(s, " \t\r\n")] = '\0';
+				printf("  persisted:  %s sets %s\n", g.gl_pathv[j], s);
+				found++;
+			}
+			if (f)
+				fclose(f);
+		}
+		globfree(&g);
+	}
+	if (!found)
+		printf("  persisted:  in no sysctl.d file (the kernel's default applies at boot)\n");
+}
+
+static void show_device_note(void)
+{
+	struct stat st;
+
+	if (stat(LIBUFFD_DEVICE_PATH, &st) < 0)
+		return;
+	printf("  device:     %s (owner %u, group %u, mode %04o) is not governed by the knob:\n"
+	       "              whoever can open it may handle kernel faults.\n",
+	       LIBUFFD_DEVICE_PATH, (unsigned)st.st_uid, (unsigned)st.st_gid,
+	       (unsigned)(st.st_mode & 07777));
+}
+
+static int sysctl_show(void)
+{
+	char rel[65];
+	release_now(rel, sizeof(rel));
+	bool new_sem = knob_new_semantics(rel);
+	int v = knob_read();
+
+	if (v < 0) {
+		fprintf(stderr, "uffdguard sysctl: %s: %s%s\n", KNOB_PATH, strerror(-v),
+			v == -ENOENT ? " (a kernel without userfaultfd)" : "");
+		return EXIT_FAILED;
+	}
+	printf("%s = %d\n", KNOB_NAME, v);
+	printf("  policy:     %s: %s\n", knob_policy(v, new_sem), knob_meaning(v, new_sem));
+	printf("  kernel:     Linux %s (%s meaning of the knob)\n", rel,
+	       new_sem ? "the 5.11+" : "the pre-5.11");
+	show_persisted();
+	show_device_note();
+	return 0;
+}
+
+/* The drop-in, written to a temporary file in the same directory and
+ * renamed over the target, so a reader sees the old file or the new. */
+static int persist(const char *path, const char *policy, int value, const char *meaning)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int err = -errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	fprintf(f, "# Written by uffdguard sysctl apply %s.\n# %s\n%s = %d\n", policy, meaning,
+		KNOB_NAME, value);
+	int err = 0;
+	if (fflush(f) != 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0)
+		err = -errno;
+	if (fclose(f) != 0 && !err)
+		err = -errno;
+	if (!err && rename(tmp, path) < 0)
+		err = -errno;
+	if (err) {
+		unlink(tmp);
+		return err;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if (slash) {
+		*(slash == dir ? slash + 1 : slash) = '\0';
+		int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (d >= 0) {
+			fsync(d);
+			close(d);
+		}
+	}
+	return 0;
+}
+
+static int sysctl_apply(int argc, char **argv)
+{
+	const char *name = NULL, *persist_path = NULL, *release = NULL;
+	bool force = false;
+	char rel[65], err[256];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			sysctl_usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--force")) {
+			force = true;
+		} else if (!strncmp(a, "--persist=", 10)) {
+			if (!a[10])
+				usage_error(&cmd_sysctl, "--persist=: empty file name");
+			persist_path = a + 10;
+		} else if (!strcmp(a, "--persist")) {
+			/* An optional FILE follows, once the policy is known. */
+			persist_path = DEFAULT_DROPIN;
+			if (name && i + 1 < argc && argv[i + 1][0] != '-')
+				persist_path = argv[++i];
+		} else if (!strcmp(a, "--assume-kernel")) {
+			if (i + 1 >= argc)
+				usage_error(&cmd_sysctl, "option '--assume-kernel' needs an argument");
+			release = argv[++i];
+		} else if (a[0] == '-') {
+			usage_error(&cmd_sysctl, "unknown option '%s'", a);
+		} else if (!name) {
+			name = a;
+		} else {
+			usage_error(&cmd_sysctl, "unexpected argument '%s'", a);
+		}
+	}
+	if (!name)
+		usage_error(&cmd_sysctl, "apply needs a POLICY: user-mode-only or allow");
+	struct policy p;
+	if (policy_preset(name, &p, err, sizeof(err)) < 0)
+		usage_error(&cmd_sysctl, "%s", err);
+	if (!release)
+		release = release_now(rel, sizeof(rel));
+	bool new_sem = knob_new_semantics(release);
+
+	if (!new_sem && !force) {
+		fprintf(stderr,
+			"uffdguard sysctl: refusing: on Linux %s (before 5.11) %s has another meaning:\n"
+			"  0 denies userfaultfd(2) to processes without CAP_SYS_PTRACE, 1 allows it to all,\n"
+			"  and the kernel has no UFFD_USER_MODE_ONLY.  Pass --force to set it with that\n"
+			"  meaning (allow = 1, deny = 0).\n", release, KNOB_NAME);
+		return EXIT_REFUSED;
+	}
+	const char *preset = policy_name(&p);
+	int value;
+	if (!strcmp(preset, "allow")) {
+		value = 1;
+	} else if (!strcmp(preset, "user-mode-only") && new_sem) {
+		value = 0;
+	} else if (!strcmp(preset, "deny") && !new_sem) {
+		value = 0;
+	} else if (!strcmp(preset, "deny")) {
+		fprintf(stderr,
+			"uffdguard sysctl: refusing: %s cannot express deny on Linux %s: since 5.11\n"
+			"  its 0 lets unprivileged processes create user-mode-only descriptors, and no\n"
+			"  value denies them altogether.  The closest native setting is user-mode-only.\n"
+			"  To deny unprivileged callers, use uffdguard's own enforcement:\n",
+			KNOB_NAME, release);
+		print_instead(stderr, "deny");
+		return EXIT_REFUSED;
+	} else {
+		fprintf(stderr,
+			"uffdguard sysctl: refusing: Linux %s has no UFFD_USER_MODE_ONLY, so %s cannot\n"
+			"  express user-mode-only (its 0 would deny unprivileged callers altogether).\n",
+			release, KNOB_NAME);
+		return EXIT_REFUSED;
+	}
+
+	int ret = knob_write(value);
+	if (ret < 0) {
+		fprintf(stderr, "uffdguard sysctl: cannot write %s: %s%s\n", KNOB_PATH, strerror(-ret),
+			ret == -EACCES || ret == -EPERM ? " (this needs root)" : "");
+		return EXIT_FAILED;
+	}
+	const char *meaning = knob_meaning(value, new_sem);
+	printf("%s = %d (%s): %s\n", KNOB_NAME, value, preset, meaning);
+	if (persist_path) {
+		ret = persist(persist_path, preset, value, meaning);
+		if (ret < 0) {
+			fprintf(stderr, "uffdguard sysctl: the knob is set, but %s could not be written: %s\n",
+				persist_path, strerror(-ret));
+			return EXIT_FAILED;
+		}
+		printf("persisted in %s\n", persist_path);
+	}
+	printf("note: %s is not governed by the knob; to cover it too:\n", LIBUFFD_DEVICE_PATH);
+	print_instead(stdout, preset);
+	return 0;
+}
+
+static int sysctl_run(int argc, char **argv)
+{
+	if (argc < 2)
+		usage_error(&cmd_sysctl, "missing action: show or apply");
+	const char *action = argv[1];
+	if (!strcmp(action, "--help") || !strcmp(action, "-h")) {
+		sysctl_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(action, "show")) {
+		if (argc > 2)
+			usage_error(&cmd_sysctl, "unexpected argument '%s'", argv[2]);
+		return sysctl_show();
+	}
+	if (!strcmp(action, "apply"))
+		return sysctl_apply(argc - 1, argv + 1);
+	usage_error(&cmd_sysctl, "unknown action '%s': show or apply", action);
+}
+
+const struct subcommand cmd_sysctl = {
+	.name = "sysctl",
+	.summary = "show or set the kernel's own knob, where it can express the policy",
+	.run = sysctl_run,
+	.usage = sysctl_usage,
+};

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "filter.h"
+#include "marker.h"
+#include "supervise.h"
+
+#define PROC_USER_INIT_INO 0xEFFFFFFDu /* the initial user namespace */
+#define CAP_SYS_PTRACE_BIT 19
+
+static const char *const knob_names[] = SUPERVISE_KNOBS;
+#define N_KNOBS (sizeof(knob_names) / sizeof(knob_names[0]))
+
+static int knob_value(const struct policy *p, size_t i)
+{
+	return i == 0 ? p->unprivileged_userfaultfd
+	       : i == 1 ? p->unprivileged_userfaultfd_user_mode_only
+			: p->cover_device;
+}
+
+static int write_knob(struct supervisor *s, size_t i)
+{
+	char v[3] = { (char)('0' + knob_value(&s->policy, i)), '\n', 0 };
+	int fd = openat(s->control_dirfd, knob_names[i],
+			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	int r = write(fd, v, 2) == 2 ? 0 : -EIO;
+	close(fd);
+	return r;
+}
+
+static int control_init(struct supervisor *s, const char *dir, char *err, size_t err_size)
+{
+	const char *stage = "mkdir";
+
+	if (mkdir(dir, 0700) == 0)
+		s->created_dir = true;
+	else if (errno != EEXIST)
+		goto fail;
+	stage = "open";
+	s->control_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->control_dirfd < 0)
+		goto fail;
+	/* Whoever can write the knob files sets the policy. */
+	struct stat st;
+	stage = "owned by another user or writable by others; refusing it";
+	if (fstat(s->control_dirfd, &st) < 0)
+		goto fail;
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		errno = EPERM;
+		goto fail;
+	}
+	s->control_dir = strdup(dir);
+	for (size_t i = 0; i < N_KNOBS; i++) {
+		int r = write_knob(s, i);
+		if (r < 0) {
+			errno = -r;
+			stage = knob_names[i];
+			goto fail;
+		}
+	}
+	/* Watch after writing, so our own files raise no event. */
+	stage = "inotify";
+	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (s->inotify_fd < 0 || inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) < 0)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, err_size, "control directory %s: %s: %s", dir, stage, strerror(errno));
+	return -errno;
+}
+
+int supervisor_init(struct supervisor *s, const struct policy *p, const char *audit_path,
+		    const char *control_dir, char *err, size_t err_size)
+{
+	*s = (struct supervisor){ .policy = *p, .listener = -1, .audit_fd = -1, .inotify_fd = -1,
+				  .control_dirfd = -1 };
+	struct seccomp_notif_sizes sizes;
+	if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
+		snprintf(err, err_size, "seccomp user notification unavailable: %s", strerror(errno));
+		return -errno;
+	}
+	s->req_size = sizes.seccomp_notif > sizeof(struct seccomp_notif) ? sizes.seccomp_notif
+									  : sizeof(struct seccomp_notif);
+	s->resp_size = sizes.seccomp_notif_resp > sizeof(struct seccomp_notif_resp)
+			       ? sizes.seccomp_notif_resp
+			       : sizeof(struct seccomp_notif_resp);
+	s->req = calloc(1, s->req_size);
+	s->resp = calloc(1, s->resp_size);
+	if (!s->req || !s->resp) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
+	}
+	if (audit_path) {
+		s->audit_fd = open(audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+		if (s->audit_fd < 0) {
+			snprintf(err, err_size, "cannot open audit file %s: %s", audit_path,
+				 strerror(errno));
+			return -errno;
+		}
+	}
+	if (control_dir)
+		return control_init(s, control_dir, err, err_size);
+	return 0;
+}
+
+void supervisor_control(struct supervisor *s)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+
+	if (s->inotify_fd < 0)
+		return;
+	while ((n = read(s->inotify_fd, buf, sizeof(buf))) > 0) {
+		for (char *ptr = buf; ptr < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)ptr;
+			ptr += sizeof(*ev) + ev->len;
+			for (size_t i = 0; ev->len && i < N_KNOBS; i++) {
+				if (strcmp(ev->name, knob_names[i]))
+					continue;
+				char value[32] = "", assignment[128], err[256];
+				int fd = openat(s->control_dirfd, knob_names[i],
+						O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+				ssize_t len = fd >= 0 ? read(fd, value, sizeof(value) - 1) : -1;
+				if (fd >= 0)
+					close(fd);
+				value[len > 0 ? len : 0] = '\0';
+				value[strcspn(value, " \t\n")] = '\0';
+				snprintf(assignment, sizeof(assignment), "%s=%s", knob_names[i], value);
+				if (policy_set_knob(&s->policy, assignment, err, sizeof(err)) < 0) {
+					warn("control: %s; keeping %s=%d", err, knob_names[i],
+					     knob_value(&s->policy, i));
+					write_knob(s, i); /* show the value in force */
+				}
+			}
+		}
+	}
+}
+
+/* What /proc tells about the calling thread. */
+struct caller {
+	pid_t tgid;
+	long uid;
+	uint64_t cap_eff;
+	bool init_userns;
+	char comm[64];
+	char exe[PATH_MAX];
+};
+
+static void read_caller(pid_t tid, bool want_exe, struct caller *c)
+{
+	char path[96], buf[4096];
+
+	*c = (struct caller){ .tgid = -1, .uid = -1 };
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", tid, tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (!strncmp(line, "Name:\t", 6))
+			snprintf(c->comm, sizeof(c->comm), "%s", line + 6);
+		else if (!strncmp(line, "Tgid:", 5))
+			c->tgid = (pid_t)strtol(line + 5, NULL, 10);
+		else if (!strncmp(line, "Uid:", 4))
+			c->uid = strtol(line + 4, NULL, 10);
+		else if (!strncmp(line, "CapEff:", 7))
+			c->cap_eff = strtoull(line + 7, NULL, 16);
+	}
+	/* Unreadable means not initial: the test fails closed. */
+	struct stat st;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/user", tid, tid);
+	c->init_userns = stat(path, &st) == 0 && st.st_ino == PROC_USER_INIT_INO;
+	if (want_exe) {
+		snprintf(path, sizeof(path), "/proc/%d/exe", tid);
+		ssize_t len = readlink(path, c->exe, sizeof(c->exe) - 1);
+		c->exe[len > 0 ? len : 0] = '\0';
+	}
+}
+
+static const char *reason(const struct policy *p, const struct call *call, bool privileged,
+			  enum verdict v)
+{
+	bool umo = call->flags & POLICY_UFFD_USER_MODE_ONLY;
+
+	if (call->path == CALL_DEVICE_IOCTL && !p->cover_device)
+		return "cover_device=0: /dev/userfaultfd is left to its file permissions";
+	if (v == VERDICT_EPERM)
+		return !p->unprivileged_userfaultfd
+			       ? "unprivileged_userfaultfd=0 and the caller lacks CAP_SYS_PTRACE"
+			       : "unprivileged_userfaultfd_user_mode_only=1, UFFD_USER_MODE_ONLY not "
+				 "set, and the caller lacks CAP_SYS_PTRACE";
+	if (v == VERDICT_EINVAL)
+		return "unknown flag bits";
+	if (privileged && (!p->unprivileged_userfaultfd ||
+			   (p->unprivileged_userfaultfd_user_mode_only && !umo)))
+		return "the caller has CAP_SYS_PTRACE in the initial user namespace";
+	return p->unprivileged_userfaultfd_user_mode_only ? "UFFD_USER_MODE_ONLY set"
+							  : "unprivileged_userfaultfd=1";
+}
+
+static void audit(struct supervisor *s, const struct seccomp_notif *req, const struct caller *c,
+		  const struct call *call, const char *abi, bool privileged, const char *verdict,
+		  const char *why)
+{
+	struct timespec ts;
+	struct tm tm;
+	char when[64], flags[24];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	size_t off = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(when + off, sizeof(when) - off, ".%06ldZ", ts.tv_nsec / 1000);
+	snprintf(flags, sizeof(flags), "0x%" PRIx64, call->flags);
+
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "time", json_object_new_string(when));
+	json_object_object_add(o, "pid", json_object_new_int(c->tgid));
+	json_object_object_add(o, "tid", json_object_new_int((int)req->pid));
+	json_object_object_add(o, "uid", json_object_new_int64(c->uid));
+	json_object_object_add(o, "comm", json_object_new_string(c->comm));
+	json_object_object_add(o, "exe", json_object_new_string(c->exe));
+	json_object_object_add(o, "call", json_object_new_string(call->path == CALL_SYSCALL
+									  ? "userfaultfd"
+									  : "USERFAULTFD_IOC_NEW"));
+	json_object_object_add(o, "abi", json_object_new_string(abi));
+	json_object_object_add(o, "flags", json_object_new_string(flags));
+	json_object_object_add(o, "privileged", json_object_new_boolean(privileged));
+	json_object_object_add(o, "verdict", json_object_new_string(verdict));
+	json_object_object_add(o, "reason", json_object_new_string(why));
+
+	size_t len;
+	const char *text = json_object_to_json_string_length(
+		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+	char *line = malloc(len + 1);
+	if (line) {
+		memcpy(line, text, len);
+		line[len] = '\n';
+		/* One write per line: O_APPEND keeps lines whole. */
+		if (write(s->audit_fd, line, len + 1) != (ssize_t)(len + 1) && !s->audit_failed) {
+			warn("audit file: %s", strerror(errno));
+			s->audit_failed = true;
+		}
+		free(line);
+	}
+	json_object_put(o);
+}
+
+int supervisor_handle(struct supervisor *s)
+{
+	struct seccomp_notif *req = s->req;
+	struct seccomp_notif_resp *resp = s->resp;
+
+	memset(req, 0, s->req_size);
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+		/* ENOENT: the caller was interrupted before we got it. */
+		return errno == ENOENT || errno == EINTR ? 0 : -errno;
+
+	supervisor_control(s); /* a knob written before this call holds for it */
+
+	struct call call;
+	const char *abi = "?", *verdict_text = "", *why = "";
+	struct caller c = { .tgid = -1, .uid = -1 };
+	bool ours = filter_classify(&req->data, &call, &abi), privileged = false;
+	memset(resp, 0, s->resp_size);
+	resp->id = req->id;
+	if (!ours) {
+		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	} else if (filter_is_marker(&call)) {
+		resp->error = -marker_errno(MARKER_MODE_SUPERVISE, &s->policy);
+		verdict_text = "marker";
+		why = "uffdguard status marker";
+	} else {
+		read_caller((pid_t)req->pid, s->audit_fd >= 0, &c);
+		privileged = (c.cap_eff >> CAP_SYS_PTRACE_BIT & 1) && c.init_userns;
+		/* What we read belongs to the caller only if it is still
+		 * blocked in this call (the tid may have been reused). */
+		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+			return 0;
+		enum verdict v = policy_decide(&s->policy, privileged, &call);
+		resp->error = v == VERDICT_EPERM ? -EPERM : v == VERDICT_EINVAL ? -EINVAL : 0;
+		if (v == VERDICT_ALLOW)
+			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		verdict_text = verdict_name(v);
+		why = reason(&s->policy, &call, privileged, v);
+	}
+	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0)
+		return errno == ENOENT ? 0 : -errno; /* ENOENT: the caller went away */
+	if (ours && s->audit_fd >= 0) {
+		if (c.tgid < 0) /* the marker: no need to decide, but say who asked */
+			read_caller((pid_t)req->pid, true, &c);
+		audit(s, req, &c, &call, abi, privileged, verdict_text, why);
+	}
+	return 0;
+}
+
+void supervisor_fini(struct supervisor *s)
+{
+	if (s->control_dirfd >= 0) {
+		for (size_t i = 0; i < N_KNOBS; i++)
+			unlinkat(s->control_dirfd, knob_names[i], 0);
+		close(s->control_dirfd);
+		if (s->created_dir)
+			rmdir(s->control_dir);
+	}
+	free(s->control_dir);
+	if (s->inotify_fd >= 0)
+		close(s->inotify_fd);
+	if (s->audit_fd >= 0)
+		close(s->audit_fd);
+	if (s->listener >= 0)
+		close(s->listener);
+	free(s->req);
+	free(s->resp);
+}

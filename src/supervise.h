@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The user-notification supervisor of `uffdguard run --mode supervise`:
+ * decides each intercepted userfaultfd() / USERFAULTFD_IOC_NEW with the
+ * calling thread's credentials at that moment, answers EPERM or EINVAL or
+ * lets the kernel continue, appends one JSON line per decision to the
+ * audit file, and takes live knob changes from a control directory.
+ */
+#ifndef UFFDGUARD_SUPERVISE_H
+#define UFFDGUARD_SUPERVISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "policy.h"
+
+/* The control directory: one file per knob, holding "0" or "1". */
+#define SUPERVISE_KNOBS                                                    \
+	{ "unprivileged_userfaultfd", "unprivileged_userfaultfd_user_mode_only", \
+	  "cover_device" }
+
+struct supervisor {
+	struct policy policy;
+	int listener;    /* seccomp user-notification fd, -1 until set */
+	int audit_fd;    /* -1: no audit */
+	int inotify_fd;  /* -1: no control directory */
+	int control_dirfd;
+	char *control_dir;
+	bool created_dir;
+	bool audit_failed; /* warned once */
+	void *req, *resp;  /* struct seccomp_notif{,_resp} of the kernel's size */
+	size_t req_size, resp_size;
+};
+
+/* Open the audit file (appending, created 0600) and create the control
+ * directory, both optional (NULL).  Returns 0 or -errno with a message. */
+int supervisor_init(struct supervisor *s, const struct policy *p, const char *audit_path,
+		    const char *control_dir, char *err, size_t err_size);
+
+/* Serve one notification from s->listener.  Returns 0 (also when the
+ * caller went away meanwhile) or -errno when the listener failed. */
+int supervisor_handle(struct supervisor *s);
+
+/* Apply pending knob changes from the control directory. */
+void supervisor_control(struct supervisor *s);
+
+/* Remove the knob files (and the directory if it was created), close. */
+void supervisor_fini(struct supervisor *s);
+
+#endif

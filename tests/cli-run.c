@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include "cli-run.h"
+#include "harness.h"
+#include "identity.h"
+
+const char *cli_path(void)
+{
+	const char *bin = getenv("UFFDGUARD");
+	if (!bin)
+		FAIL("UFFDGUARD is not set (run through meson test)");
+	return bin;
+}
+
+struct sink {
+	int fd;
+	char *buf;
+	size_t used, size;
+};
+
+static bool drain(struct sink *s)
+{
+	if (s->used + 4096 >= s->size) {
+		s->size = s->size * 2 + 8192;
+		s->buf = realloc(s->buf, s->size);
+		ASSERT_TRUE(s->buf != NULL);
+	}
+	ssize_t n = read(s->fd, s->buf + s->used, s->size - s->used - 1);
+	if (n > 0)
+		s->used += (size_t)n;
+	s->buf[s->used] = '\0';
+	return n > 0 || (n < 0 && errno == EINTR);
+}
+
+void cli_run(enum who who, const char *const *args, struct cli_result *r)
+{
+	const char *bin = cli_path();
+	int out[2], err[2];
+	const char *argv[32] = { bin };
+
+	for (int i = 0; args[i]; i++) {
+		ASSERT_TRUE(i < 30);
+		argv[i + 1] = args[i];
+	}
+	ASSERT_SYS(pipe2(out, O_CLOEXEC));
+	ASSERT_SYS(pipe2(err, O_CLOEXEC));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		if (who != WHO_ROOT && identity_drop(identity_unused_id(), who == WHO_UNPRIV_PTRACE) < 0)
+			_exit(126);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execv(bin, (char **)argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	struct sink sinks[2] = { { .fd = out[0] }, { .fd = err[0] } };
+	int open_n = 2;
+	for (int i = 0; i < 2; i++)
+		drain(&sinks[i]); /* allocates */
+	while (open_n) {
+		struct pollfd p[2] = { { .fd = sinks[0].fd, .events = POLLIN },
+				       { .fd = sinks[1].fd, .events = POLLIN } };
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			FAIL("poll: %s", strerror(errno));
+		for (int i = 0; i < 2; i++) {
+			if (sinks[i].fd >= 0 && p[i].revents && !drain(&sinks[i])) {
+				close(sinks[i].fd);
+				sinks[i].fd = -1;
+				open_n--;
+			}
+		}
+	}
+	int status;
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	*r = (struct cli_result){
+		.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+		.out = sinks[0].buf, .err = sinks[1].buf };
+	if (r->status == 126 || r->status == 127)
+		FAIL("could not run %s as %d (status %d)", bin, (int)who, r->status);
+}
+
+json_object *cli_json(struct cli_result *r)
+{
+	r->json = json_tokener_parse(r->out);
+	if (!r->json)
+		FAIL("stdout is not JSON (exit %d):\n%.1500s\nstderr: %.500s", r->status, r->out, r->err);
+	return r->json;
+}
+
+json_object *jat(json_object *root, const char *path)
+{
+	char buf[256];
+	json_object *o = root;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *save, *key = strtok_r(buf, ".", &save); key; key = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array)) {
+			char *end;
+			long i = strtol(key, &end, 10);
+			if (*end || i < 0 || (size_t)i >= json_object_array_length(o))
+				FAIL("JSON path %s: no element %s", path, key);
+			o = json_object_array_get_idx(o, (size_t)i);
+		} else if (!json_object_object_get_ex(o, key, &o)) {
+			FAIL("JSON path %s: no member %s in %.800s", path, key,
+			     json_object_to_json_string(root));
+		}
+	}
+	return o;
+}
+
+const char *jstr(json_object *root, const char *path)
+{
+	json_object *o = jat(root, path);
+	return o ? json_object_get_string(o) : "null";
+}
+
+long long jint(json_object *root, const char *path)
+{
+	json_object *o = jat(root, path);
+	if (!json_object_is_type(o, json_type_int))
+		FAIL("JSON path %s is not an integer: %s", path, o ? json_object_to_json_string(o) : "null");
+	return (long long)json_object_get_int64(o);
+}
+
+int jbool(json_object *root, const char *path)
+{
+	json_object *o = jat(root, path);
+	if (!json_object_is_type(o, json_type_boolean))
+		FAIL("JSON path %s is not a boolean: %s", path, o ? json_object_to_json_string(o) : "null");
+	return json_object_get_boolean(o);
+}

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Fuzzer entry for the profile reader and merger: any input is refused
+ * with a place and a reason, or merges into a profile that serialises to
+ * JSON that parses again. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/profile.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const presets[] = { "allow", "user-mode-only", "deny" };
+	struct profile_error e;
+	char err[256];
+
+	for (int fmt = 0; fmt < 2; fmt++) {
+		for (size_t i = 0; i < 3; i++) {
+			struct policy p;
+			if (policy_preset(presets[i], &p, err, sizeof(err)) < 0)
+				abort();
+			p.cover_device = (size & 1) == 0;
+			memset(&e, 0, sizeof(e));
+			struct json_object *o = profile_parse((const char *)data, size, &e);
+			if (!o) {
+				if (!e.where[0] || !e.reason[0])
+					abort();
+				return 0;
+			}
+			int r = profile_merge(o, &p, (enum profile_format)fmt, &e);
+			if (r == -EINVAL && (!e.where[0] || !e.reason[0]))
+				abort();
+			if (r != 0 && r != -EINVAL)
+				abort();
+			if (r == 0) {
+				char *text = profile_serialize(o);
+				struct json_object *again = text ? profile_parse(text, strlen(text), &e) : NULL;
+				if (!again)
+					abort();
+				json_object_put(again);
+				free(text);
+			}
+			json_object_put(o);
+		}
+	}
+	return 0;
+}

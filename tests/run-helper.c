@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The program test-run executes inside `uffdguard run`: it makes the calls
+ * the tests judge and prints one "NAME ERRNO" line per call (0: a
+ * descriptor was created).  It drops its own privileges, so that the
+ * supervisor sees the caller's real credentials.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "identity.h"
+#include "libuffd.h"
+#include "marker.h"
+#include "policy.h"
+#include "run-helper.h"
+
+#define X32_BIT 0x40000000L
+#define X32_NR_IOCTL 514
+#define I386_NR_GETPID 20
+#define I386_NR_IOCTL 54
+#define I386_NR_USERFAULTFD 374
+
+static __attribute__((noreturn, format(printf, 1, 2))) void fatal(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("run-helper: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(99);
+}
+
+static void become(const char *who)
+{
+	if (!strcmp(who, "root"))
+		return;
+	int r = identity_drop(identity_unused_id(), !strcmp(who, "ptrace"));
+	if (r < 0)
+		fatal("identity_drop: %s", strerror(-r));
+}
+
+/* 0 or the errno; closes what it created. */
+static int result(long r)
+{
+	if (r >= 0) {
+		close((int)r);
+		return 0;
+	}
+	return errno;
+}
+
+static int uffd(uint64_t flags)
+{
+	return result(syscall(SYS_userfaultfd, flags));
+}
+
+static int dev_new(int devfd, uint64_t cmd, uint64_t flags)
+{
+	return result(syscall(SYS_ioctl, devfd, cmd, flags));
+}
+
+static long int80(long nr, long a, long b, long c)
+{
+	long r;
+	/* The i386 entry from 64-bit code (CONFIG_IA32_EMULATION). */
+	__asm__ volatile("int $0x80"
+			 : "=a"(r)
+			 : "0"(nr), "b"(a), "c"(b), "d"(c)
+			 : "memory", "r8", "r9", "r10", "r11");
+	return r;
+}
+
+static bool have_int80(void)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(int80(I386_NR_GETPID, 0, 0, 0) == getpid() ? 0 : 1);
+	int status;
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	       WEXITSTATUS(status) == 0;
+}
+
+static int int80_result(long r)
+{
+	if (r >= 0) {
+		close((int)r);
+		return 0;
+	}
+	return (int)-r;
+}
+
+static int probe(int argc, char **argv)
+{
+	if (argc < 4)
+		fatal("probe WHO DEV");
+	become(argv[2]);
+	int devfd = strcmp(argv[3], "-") ? open(argv[3], O_RDWR | O_CLOEXEC) : -1;
+	if (strcmp(argv[3], "-") && devfd < 0)
+		fatal("open %s: %s", argv[3], strerror(errno));
+	for (size_t i = 0; i < N_RUN_FLAGS; i++) {
+		printf("sys %" PRIx64 " %d\n", run_flags[i], uffd(run_flags[i]));
+		if (devfd >= 0)
+			printf("dev %" PRIx64 " %d\n", run_flags[i],
+			       dev_new(devfd, USERFAULTFD_IOC_NEW, run_flags[i]));
+	}
+	printf("marker 0 %d\n", uffd(UFFDGUARD_MARKER_FLAGS));
+	return 0;
+}
+
+static void *thread_call(void *arg)
+{
+	*(int *)arg = uffd(0);
+	return NULL;
+}
+
+static int bypass(int argc, char **argv)
+{
+	if (argc < 3)
+		fatal("bypass DEV");
+	become("unpriv");
+	int devfd = open(argv[2], O_RDWR | O_CLOEXEC);
+	if (devfd < 0)
+		fatal("open %s: %s", argv[2], strerror(errno));
+	printf("x32 %d\n", result(syscall(X32_BIT | SYS_userfaultfd, 0)));
+	printf("x32-ioctl %d\n", result(syscall(X32_BIT | X32_NR_IOCTL, devfd, USERFAULTFD_IOC_NEW, 0)));
+	if (have_int80()) {
+		printf("int80 %d\n", int80_result(int80(I386_NR_USERFAULTFD, 0, 0, 0)));
+		printf("int80-ioctl %d\n",
+		       int80_result(int80(I386_NR_IOCTL, devfd, USERFAULTFD_IOC_NEW, 0)));
+	} else {
+		printf("int80 skip\n");
+	}
+	printf("upper-flags %d\n", uffd(0xffffffff00000000ull));
+	printf("upper-cmd %d\n", dev_new(devfd, 0xffffffff00000000ull | USERFAULTFD_IOC_NEW, 0));
+	printf("upper-cmd-flags %d\n",
+	       dev_new(devfd, 0xdead000000000000ull | USERFAULTFD_IOC_NEW, 0xffffffff00000000ull));
+
+	pthread_t t;
+	int thread_err = -1;
+	pthread_create(&t, NULL, thread_call, &thread_err);
+	pthread_join(t, NULL);
+	printf("thread %d\n", thread_err);
+
+	/* A grandchild after fork and exec. */
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", "run-helper", "one", (char *)NULL);
+		_exit(98);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	printf("umo %d\n", uffd(UFFD_USER_MODE_ONLY));
+	return 0;
+}
+
+static int one(void)
+{
+	printf("grandchild %d\n", uffd(0));
+	return 0;
+}
+
+/* Legitimate use: a user-mode-only descriptor serving its own faults. */
+struct server {
+	int fd;
+	char *area;
+	size_t pages, served;
+};
+
+static void *serve_faults(void *arg)
+{
+	struct server *s = arg;
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	char *page = malloc(ps);
+
+	while (s->served < s->pages) {
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+		if (poll(&p, 1, 5000) <= 0)
+			break;
+		struct libuffd_event ev[8];
+		int n = libuffd_read_events(s->fd, ev, 8);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].type != LIBUFFD_EVENT_PAGEFAULT)
+				continue;
+			size_t idx = (ev[i].pagefault.address - (uintptr_t)s->area) / ps;
+			memset(page, (int)('a' + idx % 26), ps);
+			int r = libuffd_copy(s->fd, s->area + idx * ps, page, ps, 0, NULL);
+			if (r == 0 || r == -EEXIST)
+				s->served++;
+		}
+	}
+	free(page);
+	return NULL;
+}
+
+static int serve(void)
+{
+	become("unpriv");
+	struct server s = { .pages = 64 };
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	struct libuffd_api api;
+
+	s.fd = libuffd_open(NULL, NULL);
+	if (s.fd < 0)
+		fatal("libuffd_open: %s", strerror(-s.fd));
+	int r = libuffd_api_handshake(s.fd, 0, 0, &api);
+	if (r < 0)
+		fatal("handshake: %s", strerror(-r));
+	s.area = mmap(NULL, s.pages * ps, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s.area == MAP_FAILED || (r = libuffd_register(s.fd, s.area, s.pages * ps,
+							   LIBUFFD_REGISTER_MISSING, NULL)) < 0)
+		fatal("register: %s", strerror(-r));
+	pthread_t t;
+	pthread_create(&t, NULL, serve_faults, &s);
+	size_t good = 0;
+	for (size_t i = 0; i < s.pages; i++)
+		good += s.area[i * ps] == 'a' + (char)(i % 26) &&
+			s.area[i * ps + ps - 1] == 'a' + (char)(i % 26);
+	pthread_join(t, NULL);
+	printf("served %zu good %zu\n", s.served, good);
+	return good == s.pages ? 0 : 1;
+}
+
+struct worker {
+	pthread_barrier_t *start;
+	const struct policy *policy;
+	int calls, mismatches;
+};
+
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_barrier_wait(w->start);
+	for (int i = 0; i < w->calls; i++) {
+		uint64_t f = run_thread_flags[i % 4];
+		enum verdict v = policy_decide(w->policy, false, &(struct call){ CALL_SYSCALL, f });
+		int want = v == VERDICT_EPERM ? EPERM : v == VERDICT_EINVAL ? EINVAL : 0;
+		w->mismatches += uffd(f) != want;
+	}
+	return NULL;
+}
+
+static int threads(int argc, char **argv)
+{
+	if (argc < 5)
+		fatal("threads N CALLS POLICY");
+	int n = atoi(argv[2]), calls = atoi(argv[3]), mismatches = 0;
+	struct policy p;
+	char err[256];
+	if (n <= 0 || n > 1024 || policy_preset(argv[4], &p, err, sizeof(err)) < 0)
+		fatal("bad arguments");
+	become("unpriv");
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, (unsigned)n);
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	struct worker *w = calloc((size_t)n, sizeof(*w));
+	for (int i = 0; i < n; i++) {
+		w[i] = (struct worker){ &start, &p, calls, 0 };
+		pthread_create(&t[i], NULL, work, &w[i]);
+	}
+	for (int i = 0; i < n; i++) {
+		pthread_join(t[i], NULL);
+		mismatches += w[i].mismatches;
+	}
+	printf("calls %d mismatches %d\n", n * calls, mismatches);
+	free(t);
+	free(w);
+	return 0;
+}
+
+/* One call in a child of the given identity; its errno over a pipe, as
+ * the marker's errno does not fit an exit status. */
+static int call_as(const char *who, uint64_t flags)
+{
+	int p[2], e = -1;
+	if (pipe(p) < 0)
+		fatal("pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		become(who);
+		e = uffd(flags);
+		_exit(write(p[1], &e, sizeof(e)) == sizeof(e) ? 0 : 1);
+	}
+	close(p[1]);
+	if (read(p[0], &e, sizeof(e)) != sizeof(e))
+		e = -1;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	return e;
+}
+
+static void write_file(const char *dir, const char *name, const char *value)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "we");
+	if (!f || fputs(value, f) < 0 || fclose(f) != 0)
+		fatal("write %s: %s", path, strerror(errno));
+}
+
+static void read_file(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "re");
+	buf[0] = '\0';
+	if (!f || !fgets(buf, (int)size, f))
+		fatal("read %s", path);
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static int live(int argc, char **argv)
+{
+	if (argc < 3)
+		fatal("live DIR");
+	const char *dir = argv[2];
+	char v[32];
+
+	printf("start-unpriv-0 %d\n", call_as("unpriv", 0));
+	write_file(dir, "unprivileged_userfaultfd_user_mode_only", "1\n");
+	printf("umo-unpriv-0 %d\n", call_as("unpriv", 0));
+	printf("umo-unpriv-umo %d\n", call_as("unpriv", UFFD_USER_MODE_ONLY));
+	printf("umo-ptrace-0 %d\n", call_as("ptrace", 0));
+	write_file(dir, "unprivileged_userfaultfd_user_mode_only", "2\n"); /* refused */
+	printf("bad-unpriv-0 %d\n", call_as("unpriv", 0));
+	read_file(dir, "unprivileged_userfaultfd_user_mode_only", v, sizeof(v));
+	printf("bad-file %s\n", v);
+	write_file(dir, "unprivileged_userfaultfd", "0");
+	printf("deny-unpriv-umo %d\n", call_as("unpriv", UFFD_USER_MODE_ONLY));
+	printf("deny-marker %d\n", call_as("unpriv", UFFDGUARD_MARKER_FLAGS));
+	write_file(dir, "unprivileged_userfaultfd", "1\n");
+	write_file(dir, "unprivileged_userfaultfd_user_mode_only", "0\n");
+	printf("allow-unpriv-0 %d\n", call_as("unpriv", 0));
+	return 0;
+}
+
+static int orphan(void)
+{
+	pid_t parent = getppid();
+
+	printf("before %d\n", uffd(UFFD_USER_MODE_ONLY));
+	fflush(stdout);
+	kill(parent, SIGKILL);
+	for (int i = 0; i < 5000 && getppid() == parent; i++)
+		usleep(1000);
+	printf("reparented %d\n", getppid() != parent);
+	printf("after %d\n", uffd(UFFD_USER_MODE_ONLY));
+	printf("after-0 %d\n", uffd(0));
+	/* The rest of the tree runs on. */
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(7);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	int p[2];
+	bool io = pipe(p) == 0 && write(p[1], "x", 1) == 1;
+	printf("alive %d %d %d\n", getpid() > 0, WIFEXITED(status) ? WEXITSTATUS(status) : -1, io);
+	return 0;
+}
+
+static volatile sig_atomic_t got_term;
+static void on_term(int sig)
+{
+	got_term = sig;
+}
+
+static int wait_term(void)
+{
+	struct sigaction sa = { .sa_handler = on_term };
+	sigaction(SIGTERM, &sa, NULL);
+	printf("ready\n");
+	fflush(stdout);
+	for (int i = 0; i < 10000 && !got_term; i++)
+		usleep(1000);
+	return got_term == SIGTERM ? 42 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2)
+		fatal("usage: run-helper COMMAND ...");
+	const char *cmd = argv[1];
+	if (!strcmp(cmd, "probe"))
+		return probe(argc, argv);
+	if (!strcmp(cmd, "bypass"))
+		return bypass(argc, argv);
+	if (!strcmp(cmd, "one"))
+		return one();
+	if (!strcmp(cmd, "serve"))
+		return serve();
+	if (!strcmp(cmd, "threads"))
+		return threads(argc, argv);
+	if (!strcmp(cmd, "live"))
+		return live(argc, argv);
+	if (!strcmp(cmd, "orphan"))
+		return orphan();
+	if (!strcmp(cmd, "wait-term"))
+		return wait_term();
+	if (!strcmp(cmd, "nnp")) {
+		printf("nnp %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+		return 0;
+	}
+	if (!strcmp(cmd, "exit") && argc > 2)
+		return atoi(argv[2]);
+	if (!strcmp(cmd, "raise") && argc > 2) {
+		signal(atoi(argv[2]), SIG_DFL);
+		raise(atoi(argv[2]));
+		return 1;
+	}
+	if (!strcmp(cmd, "touch") && argc > 2) {
+		int fd = open(argv[2], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		return fd < 0 ? 1 : 0;
+	}
+	fatal("unknown command %s", cmd);
+}

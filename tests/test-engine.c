@@ -1,0 +1,759 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The fault-serving engine on the real kernel, in both modes: sources,
+ * prefetch, events (remove, remap, unmap), shutdown, fork, the populate
+ * helper and the EFAULT retry, SIGBUS chaining, and the scenarios of the
+ * kernel's uffd-stress selftest with the data verified page by page.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+#include "libuffd-engine.h"
+#include "util.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+#ifndef UNDER_ASAN
+#define UNDER_ASAN 0
+#endif
+
+#define HT LIBUFFD_ENGINE_HANDLER_THREADS
+#define IT LIBUFFD_ENGINE_IN_THREAD
+
+/* One test per mode. */
+#define BOTH_MODES(name)                       \
+	static void name(enum libuffd_engine_mode); \
+	TEST_TIMEOUT(name##_handler_threads, 60)   \
+	{                                      \
+		name(HT);                          \
+	}                                      \
+	TEST_TIMEOUT(name##_in_thread, 60)         \
+	{                                      \
+		name(IT);                          \
+	}                                      \
+	static void name(enum libuffd_engine_mode mode)
+
+/* The word w of page nr of a source with this seed. */
+static uint64_t pattern(size_t nr, size_t w, uint64_t seed)
+{
+	return (nr * 0x9E3779B97F4A7C15ull) ^ (w * 0xBF58476D1CE4E5B9ull) ^ seed;
+}
+
+static void *make_source(size_t npages, uint64_t seed)
+{
+	uint64_t *s = map_pages(npages);
+	size_t words = page_size() / 8;
+	for (size_t nr = 0; nr < npages; nr++)
+		for (size_t w = 0; w < words; w++)
+			s[nr * words + w] = pattern(nr, w, seed);
+	return s;
+}
+
+/* The first page of [p, p + npages) that does not hold its pattern, or -1. */
+static long first_bad_page(const void *p, size_t first_nr, size_t npages, uint64_t seed)
+{
+	const uint64_t *q = p;
+	size_t words = page_size() / 8;
+	for (size_t i = 0; i < npages; i++)
+		for (size_t w = 0; w < words; w++)
+			if (q[i * words + w] != pattern(first_nr + i, w, seed))
+				return (long)(first_nr + i);
+	return -1;
+}
+
+static int page_is_zero(const void *p)
+{
+	const uint64_t *q = p;
+	for (size_t w = 0; w < page_size() / 8; w++)
+		if (q[w])
+			return 0;
+	return 1;
+}
+
+static struct libuffd_engine *serve(void *region, size_t len,
+				    const struct libuffd_engine_source *src,
+				    enum libuffd_engine_mode mode, unsigned int threads)
+{
+	struct libuffd_engine_opts o = { .mode = mode, .threads = threads };
+	struct libuffd_engine *e;
+	int r = libuffd_engine_create(region, len, src, &o, &e);
+	if (r == -EOPNOTSUPP)
+		SKIP("the kernel lacks a userfaultfd feature the mode needs");
+	ASSERT_OK(r);
+	return e;
+}
+
+/* Handler threads count a resolution after the copy has woken the
+ * faulting thread: wait until the counters stop moving. */
+static struct libuffd_engine_stats stats(struct libuffd_engine *e)
+{
+	struct libuffd_engine_stats a, b;
+	ASSERT_OK(libuffd_engine_get_stats(e, &a));
+	for (;;) {
+		usleep(2000);
+		ASSERT_OK(libuffd_engine_get_stats(e, &b));
+		if (!memcmp(&a, &b, sizeof(a)))
+			return b;
+		a = b;
+	}
+}
+
+/* ---- Sources and prefetch ---------------------------------------------- */
+
+BOTH_MODES(memory_source_sequential_prefetch)
+{
+	size_t n = 2048, pg = page_size(); /* 8 MiB: up to 2 MiB windows */
+	void *src = make_source(n, 1);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	for (size_t i = 0; i < n; i++) /* read one byte a page, in order */
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 1));
+	ASSERT_EQ(first_bad_page(r, 0, n, 1), -1);
+	struct libuffd_engine_stats st = stats(e);
+	ASSERT_EQ(st.pages, n);           /* never beyond the region, nothing twice */
+	/* Windows of 1, 16, 32 ... 512 pages, each followed by as much
+	 * read-ahead; a fault that meets the read-ahead adds one. */
+	ASSERT_LE(st.faults, 32);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+BOTH_MODES(random_access_resolves_single_pages)
+{
+	size_t n = 1024, pg = page_size(), touched = 0;
+	void *src = make_source(n, 2);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	/* A stride of 37 pages is never "the next page". */
+	for (size_t i = 0; i < n; i += 37, touched++)
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg + 8), pattern(i, 1, 2));
+	struct libuffd_engine_stats st = stats(e);
+	ASSERT_EQ(st.faults, touched);
+	ASSERT_EQ(st.pages, touched);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	/* After destroy the pages never touched read as zero. */
+	ASSERT_TRUE(page_is_zero(r + pg));
+	ASSERT_EQ(first_bad_page(r + 37 * pg, 37, 1, 2), -1);
+}
+
+BOTH_MODES(prefetch_stops_at_region_end)
+{
+	/* 40 pages: windows of 1, 16, 32 would pass the end. A served
+	 * neighbour mapping right after the region must stay untouched. */
+	size_t n = 40, pg = page_size();
+	void *src = make_source(n + 8, 3);
+	char *r = map_pages(n + 8);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = (n + 8) * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 3));
+	unsigned char vec[8];
+	ASSERT_SYS(mincore(r + n * pg, 8 * pg, vec));
+	for (int i = 0; i < 8; i++)
+		ASSERT_EQ(vec[i] & 1, 0);
+	ASSERT_EQ(stats(e).pages, n);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+BOTH_MODES(zero_source_reads_and_writes)
+{
+	size_t n = 256, pg = page_size();
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	for (size_t i = 0; i < n / 2; i++)
+		ASSERT_TRUE(page_is_zero(r + i * pg));
+	for (size_t i = n / 2; i < n; i++)
+		r[i * pg + 5] = 7;
+	for (size_t i = 0; i < n / 2; i++) /* writes after zero-page reads */
+		r[i * pg] = 9;
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(r[i * pg], i < n / 2 ? 9 : 0);
+		ASSERT_EQ(r[i * pg + 5], i < n / 2 ? 0 : 7);
+	}
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+BOTH_MODES(file_source_through_page_cache_tail_is_zero)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 4);
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	unlink(path);
+	size_t flen = 10 * pg + 100; /* ends inside page 10 */
+	ASSERT_EQ(write(fd, src, flen), (ssize_t)flen);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(first_bad_page(r, 0, 10, 4), -1);
+	ASSERT_EQ(memcmp(r + 10 * pg, (char *)src + 10 * pg, 100), 0);
+	for (size_t i = 10 * pg + 100; i < 11 * pg; i++)
+		ASSERT_EQ(r[i], 0);
+	for (size_t i = 11; i < n; i++)
+		ASSERT_TRUE(page_is_zero(r + i * pg));
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
+BOTH_MODES(memory_source_partial_last_page)
+{
+	size_t n = 8, pg = page_size();
+	char *src = make_source(n, 5);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = 3 * pg + 10 };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(memcmp(r, src, 3 * pg + 10), 0);
+	for (size_t i = 3 * pg + 10; i < n * pg; i++)
+		ASSERT_EQ(r[i], 0);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* Async-signal-safe: the in-thread mode calls it from SIGBUS. */
+static int fill_pattern(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	uint64_t *d = dst, seed = *(uint64_t *)ctx;
+	size_t words = page_size() / 8;
+	for (size_t i = 0; i < len / 8; i++)
+		d[i] = pattern(offset / page_size() + i / words, i % words, seed);
+	return 0;
+}
+
+BOTH_MODES(callback_source)
+{
+	size_t n = 1024, pg = page_size();
+	uint64_t seed = 6;
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_pattern, .ctx = &seed };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 2);
+	ASSERT_EQ(first_bad_page(r, 0, n, 6), -1);
+	ASSERT_EQ(stats(e).pages, n);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+static int fill_fails(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	return -EIO;
+}
+
+
+/* A SIGBUS handler installed before the engine: the in-thread mode
+ * must chain to it for what it does not resolve. */
+static sigjmp_buf bus_jump;
+static void *volatile bus_addr;
+
+static void on_test_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	bus_addr = si->si_addr;
+	siglongjmp(bus_jump, 1);
+}
+
+static void install_test_sigbus(void)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_sigaction = on_test_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	ASSERT_SYS(sigaction(SIGBUS, &sa, NULL));
+}
+
+/* Read *p; returns 1 if that raised SIGBUS (caught by on_test_sigbus). */
+static int read_raises_sigbus(volatile char *p)
+{
+	bus_addr = NULL;
+	if (sigsetjmp(bus_jump, 1))
+		return 1;
+	(void)*p;
+	return 0;
+}
+
+BOTH_MODES(source_error_raises_sigbus)
+{
+	size_t pg = page_size();
+	char *r = map_pages(4);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_fails };
+	install_test_sigbus();
+	struct libuffd_engine *e = serve(r, 4 * pg, &s, mode, 1);
+	ASSERT_TRUE(read_raises_sigbus(r + pg + 3));
+	ASSERT_TRUE(bus_addr == r + pg + 3);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+TEST(in_thread_chains_foreign_sigbus)
+{
+	size_t pg = page_size();
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	unlink(path);
+	/* A file mapping past EOF raises a SIGBUS that is not ours. */
+	char *beyond = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_TRUE(beyond != MAP_FAILED);
+	install_test_sigbus();
+	char *r = map_pages(4);
+	void *src = make_source(4, 7);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = 4 * pg };
+	struct libuffd_engine *e = serve(r, 4 * pg, &s, IT, 1);
+	ASSERT_TRUE(read_raises_sigbus(beyond + 17));
+	ASSERT_TRUE(bus_addr == beyond + 17);
+	ASSERT_TRUE(!read_raises_sigbus(r + 2 * pg)); /* ours: resolved */
+	ASSERT_EQ(first_bad_page(r + 2 * pg, 2, 1, 7), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
+TEST(bad_arguments)
+{
+	size_t pg = page_size();
+	char *r = map_pages(4);
+	struct libuffd_engine *e;
+	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	struct libuffd_engine_source cb = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK };
+	struct libuffd_engine_opts o = { .prefetch_max = 3 * pg };
+	ASSERT_ERR(libuffd_engine_create(r + 1, pg, &z, NULL, &e), -EINVAL);
+	ASSERT_ERR(libuffd_engine_create(r, pg + 1, &z, NULL, &e), -EINVAL);
+	ASSERT_ERR(libuffd_engine_create(r, pg, &cb, NULL, &e), -EINVAL);
+	ASSERT_ERR(libuffd_engine_create(r, pg, &z, &o, &e), -EINVAL);
+	/* Two in-thread engines cannot serve the same pages. */
+	struct libuffd_engine *a = serve(r, 2 * pg, &z, IT, 1);
+	struct libuffd_engine_opts it = { .mode = IT };
+	ASSERT_ERR(libuffd_engine_create(r + pg, pg, &z, &it, &e), -EBUSY);
+	ASSERT_OK(libuffd_engine_destroy(a));
+}
+
+/* ---- Events ------------------------------------------------------------- */
+
+BOTH_MODES(remove_event_makes_range_zero)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 8);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(first_bad_page(r, 0, 16, 8), -1); /* resolve part of it */
+	r[20 * pg] = 1;
+	/* Resolved and unresolved pages alike read zero after removal. */
+	ASSERT_SYS(madvise(r + 16 * pg, 16 * pg, MADV_DONTNEED));
+	for (size_t i = 0; i < n; i++) {
+		if (i >= 16 && i < 32)
+			ASSERT_TRUE(page_is_zero(r + i * pg));
+		else
+			ASSERT_EQ(first_bad_page(r + i * pg, i, 1, 8), -1);
+	}
+	/* Written again, removed again: zero again. */
+	r[18 * pg] = 5;
+	ASSERT_EQ(r[18 * pg], 5);
+	ASSERT_SYS(madvise(r + 18 * pg, pg, MADV_DONTNEED));
+	ASSERT_TRUE(page_is_zero(r + 18 * pg));
+	ASSERT_GE(stats(e).events, 2);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+BOTH_MODES(mremap_whole_region_is_followed)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 9);
+	char *r = map_pages(n);
+	char *hole = map_pages(n); /* a place to move to */
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(first_bad_page(r, 0, 4, 9), -1);
+	char *m = mremap(r, n * pg, n * pg, MREMAP_MAYMOVE | MREMAP_FIXED, hole);
+	ASSERT_TRUE(m == hole);
+	size_t len;
+	ASSERT_TRUE(libuffd_engine_region(e, &len) == m);
+	ASSERT_EQ(first_bad_page(m, 0, n, 9), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+BOTH_MODES(munmap_and_remap_while_served)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 10);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(first_bad_page(r, 0, 2, 10), -1);
+	/* The unmap event must be read, or munmap would wait for ever. */
+	ASSERT_SYS(munmap(r + 32 * pg, 32 * pg));
+	ASSERT_EQ(first_bad_page(r + 8 * pg, 8, 1, 10), -1);
+	/* Fresh memory in the hole is not registered: plain zero pages. */
+	char *again = mmap(r + 32 * pg, 32 * pg, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_TRUE(again == r + 32 * pg);
+	ASSERT_TRUE(page_is_zero(again + pg));
+	ASSERT_EQ(first_bad_page(r + 20 * pg, 20, 1, 10), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+struct remover {
+	char *r;
+	size_t from, n;
+	volatile int stop;
+};
+
+static void *remove_pages(void *arg)
+{
+	struct remover *m = arg;
+	size_t pg = page_size();
+	while (!m->stop)
+		if (madvise(m->r + m->from * pg, m->n * pg, MADV_DONTNEED) < 0)
+			return (void *)1;
+	return NULL;
+}
+
+/* Faults and resolutions while remove events keep arriving: copies fail
+ * with EAGAIN until the events are read; one handler thread must read
+ * them itself or everybody waits for ever. */
+BOTH_MODES(faults_while_events_pending)
+{
+	size_t n = 4096, pg = page_size(), upper = n * 3 / 4;
+	void *src = make_source(n, 16);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	struct remover m = { r, upper, n - upper, 0 };
+	pthread_t th;
+	ASSERT_EQ(pthread_create(&th, NULL, remove_pages, &m), 0);
+	/* Random pages (one-page resolutions), then a sequential scan whose
+	 * windows run into the part being removed. */
+	for (size_t k = 0; k < 1024; k++) {
+		size_t i = (k * 2654435761u) % upper;
+		ASSERT_EQ(first_bad_page(r + i * pg, i, 1, 16), -1);
+	}
+	ASSERT_EQ(first_bad_page(r, 0, upper, 16), -1);
+	ASSERT_SYS(madvise(r, upper * pg, MADV_DONTNEED));
+	for (size_t i = 0; i < upper; i++)
+		ASSERT_TRUE(page_is_zero(r + i * pg));
+	m.stop = 1;
+	void *ret;
+	ASSERT_EQ(pthread_join(th, &ret), 0);
+	ASSERT_TRUE(ret == NULL);
+	for (size_t i = upper; i < n; i++)
+		ASSERT_TRUE(page_is_zero(r + i * pg));
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* ---- Shutdown and fork ----------------------------------------------------- */
+
+struct toucher {
+	char *r;
+	size_t n, first;
+	int ok;
+};
+
+static void *touch_pages(void *arg)
+{
+	struct toucher *t = arg;
+	size_t pg = page_size();
+	t->ok = 1;
+	for (size_t i = t->first; i < t->n; i += 3) {
+		uint64_t v = *(volatile uint64_t *)(t->r + i * pg);
+		/* Served data, or zero after the engine went away. */
+		if (v != pattern(i, 0, 11) && v != 0)
+			t->ok = 0;
+	}
+	return NULL;
+}
+
+BOTH_MODES(destroy_with_faults_pending)
+{
+	size_t n = 8192, pg = page_size();
+	void *src = make_source(n, 11);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = pg };
+	struct libuffd_engine *e;
+	int ret = libuffd_engine_create(r, n * pg, &s, &o, &e);
+	if (ret == -EOPNOTSUPP)
+		SKIP("no UFFD_FEATURE_SIGBUS");
+	ASSERT_OK(ret);
+	pthread_t th[3];
+	struct toucher t[3];
+	for (int i = 0; i < 3; i++) {
+		t[i] = (struct toucher){ r, n, (size_t)i, 0 };
+		ASSERT_EQ(pthread_create(&th[i], NULL, touch_pages, &t[i]), 0);
+	}
+	while (stats(e).pages < 64) /* faults are being served */
+		sched_yield();
+	ASSERT_OK(libuffd_engine_destroy(e)); /* the harness timeout catches a hang */
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(pthread_join(th[i], NULL), 0);
+		ASSERT_TRUE(t[i].ok);
+	}
+}
+
+BOTH_MODES(fork_child_sees_resolved_pages_and_zeros)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 12);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = pg };
+	struct libuffd_engine *e;
+	int ret = libuffd_engine_create(r, n * pg, &s, &o, &e);
+	if (ret == -EOPNOTSUPP)
+		SKIP("no UFFD_FEATURE_SIGBUS");
+	ASSERT_OK(ret);
+	ASSERT_EQ(first_bad_page(r, 0, 8, 12), -1); /* pages 0..7 resolved */
+	pid_t pid = fork();
+	ASSERT_SYS(pid);
+	if (pid == 0) {
+		/* No UFFD_FEATURE_EVENT_FORK: the child's copy is not
+		 * registered; what was not resolved is plain zero memory. */
+		int ok = first_bad_page(r, 0, 8, 12) == -1 && page_is_zero(r + 30 * pg);
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	/* The parent is still served. */
+	ASSERT_EQ(first_bad_page(r + 30 * pg, 30, 1, 12), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* ---- Kernel-mode access: EFAULT, populate, retry ------------------------------ */
+
+struct read_args {
+	int fd;
+	void *buf;
+	size_t len;
+};
+
+static long do_pread(void *arg)
+{
+	struct read_args *a = arg;
+	ssize_t n = pread(a->fd, a->buf, a->len, 0);
+	return n < 0 ? -errno : n;
+}
+
+BOTH_MODES(read_into_unpopulated_region_efault_and_helpers)
+{
+	size_t n = 32, pg = page_size();
+	void *data = make_source(n, 13);
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	unlink(path);
+	ASSERT_EQ(write(fd, data, n * pg), (ssize_t)(n * pg));
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+
+	/* On its own: the kernel-mode copy_to_user fails at once. */
+	char *r = map_pages(n);
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	struct read_args a = { fd, r, n * pg };
+	ASSERT_ERR(do_pread(&a), -EFAULT);
+	/* With the helper: resident first, then the syscall succeeds. */
+	ASSERT_OK(libuffd_engine_populate(e, r, n * pg));
+	ASSERT_EQ(do_pread(&a), (long)(n * pg));
+	ASSERT_EQ(first_bad_page(r, 0, n, 13), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+
+	/* The retry wrapper, on a fresh region. */
+	char *r2 = map_pages(n);
+	e = serve(r2, n * pg, &s, mode, 1);
+	struct read_args b = { fd, r2, n * pg };
+	ASSERT_EQ(libuffd_engine_retry_efault(e, r2, n * pg, do_pread, &b), (long)(n * pg));
+	ASSERT_EQ(first_bad_page(r2, 0, n, 13), -1);
+	ASSERT_EQ(stats(e).pages, n);
+	/* Outside the region an EFAULT is returned as it is. */
+	struct read_args c = { fd, (void *)8, pg };
+	ASSERT_ERR(libuffd_engine_retry_efault(e, (void *)8, pg, do_pread, &c), -EFAULT);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
+BOTH_MODES(populate_keeps_present_pages)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 14);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = pg };
+	struct libuffd_engine *e;
+	int ret = libuffd_engine_create(r, n * pg, &s, &o, &e);
+	if (ret == -EOPNOTSUPP)
+		SKIP("no UFFD_FEATURE_SIGBUS");
+	ASSERT_OK(ret);
+	r[5 * pg] = 'x'; /* resolved and changed: populate must keep it */
+	ASSERT_OK(libuffd_engine_populate(e, r + 3 * pg, 10 * pg + 1));
+	unsigned char vec[64];
+	ASSERT_SYS(mincore(r, n * pg, vec));
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(vec[i] & 1, i >= 3 && i <= 13);
+	ASSERT_EQ(r[5 * pg], 'x');
+	ASSERT_EQ(first_bad_page(r + 13 * pg, 13, 1, 14), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* ---- Stress: the scenarios of the kernel's uffd-stress ---------------------------
+ * Every page starts with a mutex and a counter (uffd-stress's
+ * area_count); locking threads lock a page, check the counter against
+ * count_verify and increment it, sequentially or at random, each on its
+ * share or all racing on the same pages, while background threads
+ * populate their share page by page, racing the faults.  Each bounce
+ * serves the other area from the one just filled; at the end of a bounce
+ * every page is verified: counter, page number and pattern. */
+
+#define BOUNCE_RANDOM 1
+#define BOUNCE_RACING 2
+
+struct stress_page {
+	pthread_mutex_t lock;
+	uint64_t count;
+	uint64_t nr;
+};
+
+static struct {
+	char *src, *dst;
+	size_t npages, per_thread, ops;
+	uint64_t *count_verify;
+	int bounce, nthreads;
+	volatile int failed;
+	uint64_t seed;
+} st;
+
+static struct stress_page *spage(char *area, size_t nr)
+{
+	return (struct stress_page *)(area + nr * page_size());
+}
+
+static void *locking_thread(void *arg)
+{
+	size_t cpu = (size_t)arg, nr = 0;
+
+	if (!(st.bounce & BOUNCE_RANDOM) && !(st.bounce & BOUNCE_RACING))
+		nr = cpu * st.per_thread;
+	for (size_t k = 0; k < st.ops && !st.failed; k++) {
+		if (st.bounce & BOUNCE_RANDOM) {
+			if (getrandom(&nr, sizeof(nr), 0) != sizeof(nr))
+				st.failed = 1;
+		} else {
+			nr++;
+		}
+		nr %= st.npages;
+		struct stress_page *p = spage(st.dst, nr);
+		pthread_mutex_lock(&p->lock);
+		if (p->count != st.count_verify[nr] || p->nr != nr)
+			st.failed = 1;
+		p->count = ++st.count_verify[nr];
+		pthread_mutex_unlock(&p->lock);
+	}
+	return NULL;
+}
+
+struct bg {
+	struct libuffd_engine *e;
+	size_t cpu;
+};
+
+static void *background_thread(void *arg)
+{
+	struct bg *b = arg;
+	size_t pg = page_size();
+	for (size_t nr = b->cpu * st.per_thread; nr < (b->cpu + 1) * st.per_thread; nr++)
+		if (libuffd_engine_populate(b->e, st.dst + nr * pg, pg) < 0)
+			st.failed = 1;
+	return NULL;
+}
+
+static int stress_page_ok(char *area, size_t nr)
+{
+	const uint64_t *q = (const uint64_t *)(area + nr * page_size());
+	for (size_t w = sizeof(struct stress_page) / 8 + 1; w < page_size() / 8; w++)
+		if (q[w] != pattern(nr, w, st.seed))
+			return 0;
+	return spage(area, nr)->nr == nr && spage(area, nr)->count == st.count_verify[nr];
+}
+
+static void stress(enum libuffd_engine_mode mode)
+{
+	size_t pg = page_size();
+	const char *env = getenv("UFFD_ENGINE_STRESS_PAGES");
+	st.nthreads = 4;
+	st.npages = env ? strtoul(env, NULL, 0) : UNDER_ASAN ? 4096 : 16384;
+	st.npages -= st.npages % (size_t)st.nthreads;
+	ASSERT_GT(st.npages, 0);
+	st.per_thread = st.npages / (size_t)st.nthreads;
+	st.ops = st.npages * 4;
+	st.seed = 15;
+	st.src = make_source(st.npages, st.seed);
+	st.dst = map_pages(st.npages);
+	st.count_verify = calloc(st.npages, sizeof(uint64_t));
+	ASSERT_TRUE(st.count_verify);
+	for (size_t nr = 0; nr < st.npages; nr++) {
+		struct stress_page *p = spage(st.src, nr);
+		pthread_mutex_init(&p->lock, NULL);
+		p->count = st.count_verify[nr] = nr % 7;
+		p->nr = nr;
+	}
+	/* Counted down as uffd-stress does: every combination of random or
+	 * sequential, racing or each on its share, four times. */
+	for (int bounces = 16; bounces--;) {
+		st.bounce = bounces & (BOUNCE_RANDOM | BOUNCE_RACING);
+		struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY,
+						   .buf = st.src, .size = st.npages * pg };
+		struct libuffd_engine *e = serve(st.dst, st.npages * pg, &s, mode, 2);
+		pthread_t lt[4], bt[4];
+		struct bg b[4];
+		for (int c = 0; c < st.nthreads; c++) {
+			b[c] = (struct bg){ e, (size_t)c };
+			ASSERT_EQ(pthread_create(&lt[c], NULL, locking_thread, (void *)(size_t)c), 0);
+			ASSERT_EQ(pthread_create(&bt[c], NULL, background_thread, &b[c]), 0);
+		}
+		for (int c = 0; c < st.nthreads; c++) {
+			ASSERT_EQ(pthread_join(bt[c], NULL), 0);
+			ASSERT_EQ(pthread_join(lt[c], NULL), 0);
+		}
+		ASSERT_TRUE(!st.failed);
+		struct libuffd_engine_stats es = stats(e);
+		ASSERT_EQ(es.pages, st.npages); /* each page resolved exactly once */
+		ASSERT_OK(libuffd_engine_destroy(e));
+		for (size_t nr = 0; nr < st.npages; nr++)
+			if (!stress_page_ok(st.dst, nr))
+				FAIL("bounce %d: page %zu corrupt (count %llu want %llu)", bounces, nr,
+				     (unsigned long long)spage(st.dst, nr)->count,
+				     (unsigned long long)st.count_verify[nr]);
+		char *t = st.src;
+		st.src = st.dst;
+		st.dst = t;
+		ASSERT_SYS(madvise(st.dst, st.npages * pg, MADV_DONTNEED));
+	}
+	free(st.count_verify);
+}
+
+TEST_TIMEOUT(stress_handler_threads, 120)
+{
+	stress(HT);
+}
+
+TEST_TIMEOUT(stress_in_thread, 120)
+{
+	stress(IT);
+}

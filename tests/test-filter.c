@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The compiled filter as a truth table, offline: filter_build() for every
+ * knob combination and both modes, exported as BPF and run here on
+ * seccomp_data for each ABI x call x flags, against policy_decide().
+ */
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <linux/userfaultfd.h>
+#include <sys/mman.h>
+
+#include "../src/filter.h"
+#include "harness.h"
+#include "marker.h"
+#include "policy.h"
+
+#define X32_BIT 0x40000000
+
+struct prog {
+	struct sock_filter insn[BPF_MAXINSNS];
+	size_t len;
+};
+
+static void compile(const struct policy *p, enum marker_mode mode, struct prog *out)
+{
+	char err[256];
+	scmp_filter_ctx ctx;
+
+	if (filter_build(p, mode, &ctx, err, sizeof(err)) < 0)
+		FAIL("filter_build: %s", err);
+	int fd = ASSERT_SYS(memfd_create("bpf", MFD_CLOEXEC));
+	ASSERT_OK(seccomp_export_bpf(ctx, fd));
+	off_t size = lseek(fd, 0, SEEK_END);
+	ASSERT_TRUE(size > 0 && size % (off_t)sizeof(struct sock_filter) == 0);
+	ASSERT_LE(size, (off_t)sizeof(out->insn));
+	ASSERT_EQ(pread(fd, out->insn, (size_t)size, 0), size);
+	out->len = (size_t)size / sizeof(struct sock_filter);
+	close(fd);
+	seccomp_release(ctx);
+}
+
+/* Classic BPF as the kernel runs it for seccomp (the subset libseccomp emits). */
+static uint32_t run(const struct prog *p, const struct seccomp_data *d)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+
+	for (size_t pc = 0; pc < p->len; pc++) {
+		const struct sock_filter *f = &p->insn[pc];
+		uint32_t src = BPF_SRC(f->code) == BPF_X ? x : f->k;
+		switch (BPF_CLASS(f->code)) {
+		case BPF_LD:
+			if (BPF_MODE(f->code) == BPF_ABS) {
+				ASSERT_TRUE(f->k % 4 == 0 && f->k + 4 <= sizeof(*d));
+				memcpy(&a, (const char *)d + f->k, 4);
+			} else if (BPF_MODE(f->code) == BPF_IMM) {
+				a = f->k;
+			} else if (BPF_MODE(f->code) == BPF_MEM) {
+				a = mem[f->k];
+			} else {
+				FAIL("ld mode 0x%x", f->code);
+			}
+			break;
+		case BPF_LDX:
+			x = BPF_MODE(f->code) == BPF_MEM ? mem[f->k] : f->k;
+			break;
+		case BPF_ST:
+			mem[f->k] = a;
+			break;
+		case BPF_STX:
+			mem[f->k] = x;
+			break;
+		case BPF_ALU:
+			switch (BPF_OP(f->code)) {
+			case BPF_AND: a &= src; break;
+			case BPF_OR: a |= src; break;
+			case BPF_XOR: a ^= src; break;
+			case BPF_ADD: a += src; break;
+			case BPF_SUB: a -= src; break;
+			default: FAIL("alu op 0x%x", f->code);
+			}
+			break;
+		case BPF_JMP: {
+			bool t;
+			switch (BPF_OP(f->code)) {
+			case BPF_JA: pc += f->k; continue;
+			case BPF_JEQ: t = a == src; break;
+			case BPF_JGT: t = a > src; break;
+			case BPF_JGE: t = a >= src; break;
+			case BPF_JSET: t = (a & src) != 0; break;
+			default: FAIL("jmp op 0x%x", f->code);
+			}
+			pc += t ? f->jt : f->jf;
+			break;
+		}
+		case BPF_RET:
+			return f->k;
+		case BPF_MISC:
+			if (BPF_MISCOP(f->code) == BPF_TAX)
+				x = a;
+			else
+				a = x;
+			break;
+		}
+	}
+	FAIL("fell off the end of the program");
+}
+
+static const struct abi {
+	uint32_t arch;
+	int nr_uffd, nr_ioctl;
+	const char *name;
+} abis[] = {
+	{ AUDIT_ARCH_X86_64, 323, 16, "x86_64" },
+	{ AUDIT_ARCH_X86_64, X32_BIT | 323, X32_BIT | 514, "x32" },
+	{ AUDIT_ARCH_I386, 374, 54, "i386" },
+};
+
+/* Flag values: every bit alone and with the flag, known sets, the marker,
+ * and upper-half garbage over each. */
+static size_t flag_values(uint64_t *v)
+{
+	size_t n = 0;
+	static const uint64_t base[] = { 0, 1, O_CLOEXEC, O_NONBLOCK | 1, O_CLOEXEC | O_NONBLOCK,
+					 UFFDGUARD_MARKER_FLAGS, UFFDGUARD_MARKER_FLAGS | 1,
+					 UFFDGUARD_MARKER_FLAGS ^ 0x100, 0xffffffff, 0xfffffffe };
+	for (size_t i = 0; i < sizeof(base) / sizeof(base[0]); i++)
+		v[n++] = base[i];
+	for (int b = 0; b < 32; b++) {
+		v[n++] = 1ull << b;
+		v[n++] = 1ull << b | 1;
+	}
+	size_t low = n;
+	for (size_t i = 0; i < low; i++) {
+		v[n++] = v[i] | 0xffffffff00000000ull;
+		v[n++] = v[i] | 0x0000000100000000ull;
+	}
+	return n;
+}
+
+static uint32_t expected(const struct policy *p, enum marker_mode mode, enum call_path path,
+			 uint64_t flags)
+{
+	if (mode == MARKER_MODE_SUPERVISE)
+		return SECCOMP_RET_USER_NOTIF;
+	struct call c = { path, flags };
+	if (filter_is_marker(&c))
+		return SECCOMP_RET_ERRNO | (uint32_t)marker_errno(mode, p);
+	/* The filter treats everyone as unprivileged; EINVAL is the kernel's. */
+	return policy_decide(p, false, &c) == VERDICT_EPERM ? SECCOMP_RET_ERRNO | EPERM
+							    : SECCOMP_RET_ALLOW;
+}
+
+TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
+{
+	static struct prog prog;
+	uint64_t flags[512];
+	size_t n_flags = flag_values(flags);
+	unsigned checked = 0;
+
+	for (int mode = 0; mode < 2; mode++) {
+		for (int bits = 0; bits < 8; bits++) {
+			struct policy p = { .unprivileged_userfaultfd = bits & 1,
+					    .unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1,
+					    .cover_device = bits >> 2 & 1,
+					    .privilege = POLICY_PRIV_NOBODY };
+			compile(&p, (enum marker_mode)mode, &prog);
+			for (size_t a = 0; a < sizeof(abis) / sizeof(abis[0]); a++) {
+				bool compat = abis[a].arch == AUDIT_ARCH_I386;
+				for (size_t i = 0; i < n_flags; i++) {
+					/* The i386 entry passes 32-bit registers. */
+					uint64_t f = compat ? (uint32_t)flags[i] : flags[i];
+					struct seccomp_data d = { .nr = abis[a].nr_uffd,
+								  .arch = abis[a].arch,
+								  .args = { f, 0x1234, 0 } };
+					uint32_t got = run(&prog, &d),
+						 want = expected(&p, (enum marker_mode)mode,
+								 CALL_SYSCALL, f);
+					if (got != want)
+						FAIL("mode %d knobs %d: %s userfaultfd(0x%llx): 0x%x, want 0x%x",
+						     mode, bits, abis[a].name, (unsigned long long)f, got, want);
+					/* The device: garbage in the command's upper half too. */
+					uint64_t cmds[] = { USERFAULTFD_IOC_NEW,
+							    0xffffffff00000000ull | USERFAULTFD_IOC_NEW };
+					for (int k = 0; k < (compat ? 1 : 2); k++) {
+						d = (struct seccomp_data){ .nr = abis[a].nr_ioctl,
+									   .arch = abis[a].arch,
+									   .args = { 3, cmds[k], f } };
+						got = run(&prog, &d);
+						want = expected(&p, (enum marker_mode)mode,
+								CALL_DEVICE_IOCTL, f);
+						if (mode == MARKER_MODE_FILTER && !p.cover_device)
+							want = SECCOMP_RET_ALLOW;
+						if (got != want)
+							FAIL("mode %d knobs %d: %s ioctl(0x%llx, 0x%llx): 0x%x, want 0x%x",
+							     mode, bits, abis[a].name,
+							     (unsigned long long)cmds[k],
+							     (unsigned long long)f, got, want);
+						checked++;
+					}
+					/* Other ioctls and other syscalls: untouched. */
+					d = (struct seccomp_data){ .nr = abis[a].nr_ioctl,
+								   .arch = abis[a].arch,
+								   .args = { 3, FIONREAD, f } };
+					ASSERT_EQ(run(&prog, &d), SECCOMP_RET_ALLOW);
+					d.args[1] = USERFAULTFD_IOC_NEW + 1;
+					ASSERT_EQ(run(&prog, &d), SECCOMP_RET_ALLOW);
+					d.nr = compat ? 20 : 39; /* getpid */
+					ASSERT_EQ(run(&prog, &d), SECCOMP_RET_ALLOW);
+					checked += 4;
+				}
+			}
+		}
+	}
+	ASSERT_GT(checked, 10000);
+}
+
+/* The program does not grow past what the kernel accepts. */
+TEST(filter_fits_the_kernel_limit)
+{
+	static struct prog prog;
+	struct policy deny = { .unprivileged_userfaultfd = 0, .cover_device = true,
+			       .privilege = POLICY_PRIV_NOBODY };
+	compile(&deny, MARKER_MODE_FILTER, &prog);
+	ASSERT_LT(prog.len, 1024);
+}

@@ -1,0 +1,754 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uffdguard profile, offline: generation, merging into allow-list and
+ * deny-list bases, refused bases, the CLI's atomic -o.  The meaning of a
+ * generated profile is checked the way a runtime builds it: the rules a
+ * container gets (includes/excludes resolved like containers/common) are
+ * compiled with libseccomp, the BPF program is exported and run by a
+ * small classic-BPF interpreter on a table of (arch, syscall, arguments),
+ * and every result must be what policy_decide() says.  The rules are
+ * compiled in their order and in reverse order, and for each input the
+ * matching rules must all carry one action: libseccomp's precedence
+ * between rules never decides anything.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../src/profile.h"
+#include "cli-run.h"
+#include "harness.h"
+
+#define IOC_NEW 0xAA00u
+#define X32_BIT 0x40000000u
+#define RET_EPERM (SECCOMP_RET_ERRNO | 1u)
+#define RET_ENOSYS (SECCOMP_RET_ERRNO | 38u)
+
+/* ---- A runtime's view of a profile ------------------------------------ */
+
+struct rule_view {
+	uint32_t action;
+	int nargs;
+	struct scmp_arg_cmp args[6];
+};
+
+struct view {
+	uint32_t def;
+	uint32_t arches[8];
+	int narches;
+	/* rules for userfaultfd [0] and ioctl [1] */
+	struct rule_view rules[2][64];
+	int nrules[2];
+};
+
+static uint32_t action_value(const char *name, struct json_object *errno_ret)
+{
+	uint32_t e = errno_ret ? (uint32_t)json_object_get_int64(errno_ret) : 1;
+
+	if (!strcmp(name, "SCMP_ACT_ALLOW"))
+		return SECCOMP_RET_ALLOW;
+	if (!strcmp(name, "SCMP_ACT_LOG"))
+		return SECCOMP_RET_LOG;
+	if (!strcmp(name, "SCMP_ACT_ERRNO"))
+		return SECCOMP_RET_ERRNO | (e & 0xffff);
+	FAIL("unexpected action %s in a test profile", name);
+}
+
+static uint32_t arch_token(const char *name)
+{
+	if (!strcmp(name, "SCMP_ARCH_X86_64"))
+		return SCMP_ARCH_X86_64;
+	if (!strcmp(name, "SCMP_ARCH_X86"))
+		return SCMP_ARCH_X86;
+	if (!strcmp(name, "SCMP_ARCH_X32"))
+		return SCMP_ARCH_X32;
+	FAIL("unexpected architecture %s", name);
+}
+
+static bool has_str(struct json_object *arr, const char *s)
+{
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+		if (!strcmp(json_object_get_string(json_object_array_get_idx(arr, i)), s))
+			return true;
+	return false;
+}
+
+static struct json_object *get(struct json_object *o, const char *key)
+{
+	struct json_object *v = NULL;
+	json_object_object_get_ex(o, key, &v);
+	return v && !json_object_is_type(v, json_type_null) ? v : NULL;
+}
+
+/* containers/common's setupSeccomp, on an amd64 host, for a container
+ * whose bounding set has CAP_SYS_PTRACE or not. */
+static bool rule_applies(struct json_object *r, bool ptrace)
+{
+	struct json_object *inc = get(r, "includes"), *exc = get(r, "excludes");
+
+	if (exc && has_str(get(exc, "arches"), "amd64"))
+		return false;
+	if (exc && ptrace && has_str(get(exc, "caps"), "CAP_SYS_PTRACE"))
+		return false;
+	if (inc && get(inc, "arches") && json_object_array_length(get(inc, "arches")) &&
+	    !has_str(get(inc, "arches"), "amd64"))
+		return false;
+	struct json_object *caps = inc ? get(inc, "caps") : NULL;
+	for (size_t i = 0; caps && i < json_object_array_length(caps); i++)
+		if (!ptrace || strcmp(json_object_get_string(json_object_array_get_idx(caps, i)),
+				      "CAP_SYS_PTRACE"))
+			return false;
+	return true;
+}
+
+static void view_of(struct json_object *prof, bool ptrace, struct view *v)
+{
+	memset(v, 0, sizeof(*v));
+	v->def = action_value(json_object_get_string(get(prof, "defaultAction")),
+			      get(prof, "defaultErrnoRet"));
+	struct json_object *arches = get(prof, "architectures"), *map = get(prof, "archMap");
+	for (size_t i = 0; arches && i < json_object_array_length(arches); i++)
+		v->arches[v->narches++] =
+			arch_token(json_object_get_string(json_object_array_get_idx(arches, i)));
+	for (size_t i = 0; map && i < json_object_array_length(map); i++) {
+		struct json_object *ent = json_object_array_get_idx(map, i);
+		if (strcmp(json_object_get_string(get(ent, "architecture")), "SCMP_ARCH_X86_64"))
+			continue;
+		v->arches[v->narches++] = SCMP_ARCH_X86_64;
+		struct json_object *subs = get(ent, "subArchitectures");
+		for (size_t k = 0; subs && k < json_object_array_length(subs); k++)
+			v->arches[v->narches++] =
+				arch_token(json_object_get_string(json_object_array_get_idx(subs, k)));
+	}
+	struct json_object *rules = get(prof, "syscalls");
+	for (size_t i = 0; rules && i < json_object_array_length(rules); i++) {
+		struct json_object *r = json_object_array_get_idx(rules, i);
+		if (!rule_applies(r, ptrace))
+			continue;
+		for (int t = 0; t < 2; t++) {
+			if (!has_str(get(r, "names"), t ? "ioctl" : "userfaultfd"))
+				continue;
+			ASSERT_LT(v->nrules[t], 64);
+			struct rule_view *rv = &v->rules[t][v->nrules[t]++];
+			rv->action = action_value(json_object_get_string(get(r, "action")),
+						  get(r, "errnoRet"));
+			struct json_object *args = get(r, "args");
+			unsigned seen = 0;
+			for (size_t k = 0; args && k < json_object_array_length(args); k++) {
+				struct json_object *a = json_object_array_get_idx(args, k);
+				unsigned idx = (unsigned)json_object_get_int64(get(a, "index"));
+				/* runc ORs the conditions of a rule that
+				 * names one argument twice: never do that */
+				ASSERT_EQ(seen & (1u << idx), 0);
+				seen |= 1u << idx;
+				const char *op = json_object_get_string(get(a, "op"));
+				if (strcmp(op, "SCMP_CMP_MASKED_EQ"))
+					FAIL("generated rule with operator %s", op);
+				rv->args[rv->nargs++] = SCMP_A0(SCMP_CMP_MASKED_EQ, 0, 0);
+				rv->args[rv->nargs - 1].arg = idx;
+				rv->args[rv->nargs - 1].datum_a = json_object_get_uint64(get(a, "value"));
+				rv->args[rv->nargs - 1].datum_b =
+					json_object_get_uint64(get(a, "valueTwo"));
+			}
+		}
+	}
+}
+
+/* ---- libseccomp and a classic-BPF interpreter ------------------------- */
+
+struct prog {
+	struct sock_filter insns[4096];
+	size_t len;
+};
+
+static void compile(const struct view *v, bool reverse, struct prog *out)
+{
+	scmp_filter_ctx ctx = seccomp_init(v->def);
+	ASSERT_TRUE(ctx != NULL);
+	for (int i = 0; i < v->narches; i++) {
+		int r = seccomp_arch_add(ctx, v->arches[i]);
+		if (r != -EEXIST)
+			ASSERT_OK(r);
+	}
+	for (int t = 0; t < 2; t++) {
+		for (int k = 0; k < v->nrules[t]; k++) {
+			const struct rule_view *rv = &v->rules[t][reverse ? v->nrules[t] - 1 - k : k];
+			int nr = seccomp_syscall_resolve_name(t ? "ioctl" : "userfaultfd");
+			ASSERT_OK(seccomp_rule_add_array(ctx, rv->action, nr, (unsigned)rv->nargs,
+							 rv->args));
+		}
+	}
+	int fd = ASSERT_SYS(memfd_create("bpf", MFD_CLOEXEC));
+	ASSERT_OK(seccomp_export_bpf(ctx, fd));
+	seccomp_release(ctx);
+	off_t size = ASSERT_SYS(lseek(fd, 0, SEEK_END));
+	ASSERT_LE((size_t)size, sizeof(out->insns));
+	ASSERT_EQ(pread(fd, out->insns, (size_t)size, 0), size);
+	out->len = (size_t)size / sizeof(struct sock_filter);
+	close(fd);
+}
+
+static uint32_t run_bpf(const struct prog *p, const struct seccomp_data *d)
+{
+	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
+	const unsigned char *data = (const unsigned char *)d;
+
+	for (size_t pc = 0; pc < p->len; pc++) {
+		const struct sock_filter *f = &p->insns[pc];
+		switch (f->code) {
+		case BPF_LD | BPF_W | BPF_ABS:
+			ASSERT_LE(f->k + 4, sizeof(*d));
+			memcpy(&a, data + f->k, 4);
+			break;
+		case BPF_LD | BPF_MEM:
+			a = mem[f->k];
+			break;
+		case BPF_LDX | BPF_MEM:
+			x = mem[f->k];
+			break;
+		case BPF_ST:
+			mem[f->k] = a;
+			break;
+		case BPF_STX:
+			mem[f->k] = x;
+			break;
+		case BPF_ALU | BPF_AND | BPF_K:
+			a &= f->k;
+			break;
+		case BPF_ALU | BPF_OR | BPF_K:
+			a |= f->k;
+			break;
+		case BPF_MISC | BPF_TAX:
+			x = a;
+			break;
+		case BPF_MISC | BPF_TXA:
+			a = x;
+			break;
+		case BPF_JMP | BPF_JA:
+			pc += f->k;
+			break;
+		case BPF_JMP | BPF_JEQ | BPF_K:
+			pc += a == f->k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGT | BPF_K:
+			pc += a > f->k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JGE | BPF_K:
+			pc += a >= f->k ? f->jt : f->jf;
+			break;
+		case BPF_JMP | BPF_JSET | BPF_K:
+			pc += (a & f->k) ? f->jt : f->jf;
+			break;
+		case BPF_RET | BPF_K:
+			return f->k;
+		case BPF_RET | BPF_A:
+			return a;
+		default:
+			FAIL("BPF opcode 0x%x not interpreted", f->code);
+		}
+	}
+	FAIL("BPF program fell off its end");
+}
+
+/* ---- Expected results ---------------------------------------------- */
+
+static const uint64_t flag_inputs[] = {
+	0, 1, 02000000, 02000001, 04001, 0100, 0101, 1ull << 32, (1ull << 32) | 1,
+	0xffffffff00000000ull, 0xffffffff00000001ull, 0xfffffffeull, 0xffffffffull,
+	0x80000000ull, 0x8000000000000001ull,
+};
+static const uint64_t cmd_inputs[] = {
+	IOC_NEW, IOC_NEW | (1ull << 32), IOC_NEW | 0xffffffff00000000ull, 0x5401, 0x541b,
+	IOC_NEW | 1, IOC_NEW ^ 0x8000, 0x2000AA00, 0xAB00, IOC_NEW | (1ull << 63), 0,
+	0xffffffffull, 0x8000AA00, 0xc018aa3f, 0xffffffff00000000ull,
+};
+
+struct abi {
+	const char *name;
+	uint32_t audit_arch;
+	uint32_t scmp_arch;
+	int nr_uffd, nr_ioctl;
+	bool wide; /* 64-bit argument registers */
+};
+static const struct abi abis[] = {
+	{ "x86_64", AUDIT_ARCH_X86_64, SCMP_ARCH_X86_64, 323, 16, true },
+	{ "i386", AUDIT_ARCH_I386, SCMP_ARCH_X86, 374, 54, false },
+	{ "x32", AUDIT_ARCH_X86_64, SCMP_ARCH_X32, 323 | X32_BIT, 514 | X32_BIT, true },
+};
+
+static uint32_t expected(const struct policy *p, bool privileged, bool ioctl, uint64_t cmd,
+			 uint64_t flags, uint32_t ioctl_base)
+{
+	if (ioctl && (uint32_t)cmd != IOC_NEW)
+		return ioctl_base;
+	struct call c = { .path = ioctl ? CALL_DEVICE_IOCTL : CALL_SYSCALL, .flags = flags };
+	if (policy_decide(p, privileged, &c) == VERDICT_EPERM)
+		return RET_EPERM;
+	return ioctl ? ioctl_base : SECCOMP_RET_ALLOW;
+}
+
+static bool rule_matches(const struct rule_view *r, const __u64 *args)
+{
+	for (int i = 0; i < r->nargs; i++)
+		if ((args[r->args[i].arg] & r->args[i].datum_a) != r->args[i].datum_b)
+			return false;
+	return true;
+}
+
+/* Check every input on every ABI; returns the number of inputs checked. */
+static int check_meaning(struct json_object *prof, const struct policy *p, bool ptrace,
+			 bool privileged, uint32_t ioctl_base)
+{
+	struct view v;
+	static struct prog fwd, rev;
+	int checked = 0;
+
+	view_of(prof, ptrace, &v);
+	compile(&v, false, &fwd);
+	compile(&v, true, &rev);
+	for (size_t a = 0; a < sizeof(abis) / sizeof(abis[0]); a++) {
+		bool listed = false;
+		for (int i = 0; i < v.narches; i++)
+			listed |= v.arches[i] == abis[a].scmp_arch;
+		if (!listed)
+			FAIL("profile does not list %s", abis[a].name);
+		for (int t = 0; t < 2; t++) {
+			size_t ncmd = t ? sizeof(cmd_inputs) / sizeof(cmd_inputs[0]) : 1;
+			for (size_t ci = 0; ci < ncmd; ci++) {
+				for (size_t fi = 0; fi < sizeof(flag_inputs) / sizeof(flag_inputs[0]);
+				     fi++) {
+					uint64_t mask = abis[a].wide ? ~0ull : 0xffffffffull;
+					uint64_t cmd = cmd_inputs[ci] & mask,
+						 flags = flag_inputs[fi] & mask;
+					struct seccomp_data d = { .arch = abis[a].audit_arch };
+					d.nr = t ? abis[a].nr_ioctl : abis[a].nr_uffd;
+					if (t) {
+						d.args[0] = 3;
+						d.args[1] = cmd;
+						d.args[2] = flags;
+					} else {
+						d.args[0] = flags;
+					}
+					uint32_t want = expected(p, privileged, t, cmd, flags, ioctl_base);
+					uint32_t got = run_bpf(&fwd, &d), got_rev = run_bpf(&rev, &d);
+					if (got != want || got_rev != want)
+						FAIL("%s %s cmd=0x%llx flags=0x%llx: got 0x%x "
+						     "(reversed 0x%x), want 0x%x",
+						     abis[a].name, t ? "ioctl" : "userfaultfd",
+						     (unsigned long long)cmd,
+						     (unsigned long long)flags, got, got_rev, want);
+					/* No two matching rules disagree. */
+					uint32_t seen = 0;
+					bool any = false;
+					for (int k = 0; k < v.nrules[t]; k++) {
+						if (!rule_matches(&v.rules[t][k], d.args))
+							continue;
+						if (any && seen != v.rules[t][k].action)
+							FAIL("%s cmd=0x%llx flags=0x%llx: rules "
+							     "with actions 0x%x and 0x%x both match",
+							     t ? "ioctl" : "userfaultfd",
+							     (unsigned long long)cmd,
+							     (unsigned long long)flags, seen,
+							     v.rules[t][k].action);
+						seen = v.rules[t][k].action;
+						any = true;
+					}
+					checked++;
+				}
+			}
+		}
+	}
+	return checked;
+}
+
+static struct policy preset(const char *name)
+{
+	struct policy p;
+	char err[256];
+	ASSERT_OK(policy_preset(name, &p, err, sizeof(err)));
+	return p;
+}
+
+static const char *const presets[] = { "allow", "user-mode-only", "deny" };
+
+static struct json_object *parse_ok(const char *text)
+{
+	struct profile_error e;
+	struct json_object *o = profile_parse(text, strlen(text), &e);
+	if (!o)
+		FAIL("parse: %s: %s", e.where, e.reason);
+	return o;
+}
+
+/* ---- Standalone fragments ------------------------------------------ */
+
+TEST(standalone_fragments_mean_the_policy)
+{
+	for (size_t i = 0; i < 3; i++) {
+		for (int fmt = 0; fmt < 2; fmt++) {
+			struct policy p = preset(presets[i]);
+			struct json_object *prof = profile_standalone(&p, (enum profile_format)fmt);
+			/* OCI cannot see capabilities: every container is
+			 * unprivileged, CAP_SYS_PTRACE or not. */
+			bool docker = fmt == PROFILE_FORMAT_DOCKER;
+			ASSERT_GT(check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW), 0);
+			check_meaning(prof, &p, true, docker, SECCOMP_RET_ALLOW);
+			json_object_put(prof);
+		}
+	}
+}
+
+TEST(knobs_compile_like_presets)
+{
+	/* Every knob combination, device covered or not. */
+	for (int bits = 0; bits < 8; bits++) {
+		struct policy p = POLICY_DEFAULT;
+		p.unprivileged_userfaultfd = bits & 1;
+		p.unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1;
+		p.cover_device = bits >> 2 & 1;
+		struct json_object *prof = profile_standalone(&p, PROFILE_FORMAT_DOCKER);
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+		json_object_put(prof);
+	}
+}
+
+TEST(user_mode_only_fragment_has_the_documented_rule)
+{
+	struct policy p = preset("user-mode-only");
+	struct json_object *prof = profile_standalone(&p, PROFILE_FORMAT_OCI);
+	char *text = profile_serialize(prof);
+	struct json_object *rules = get(prof, "syscalls");
+
+	ASSERT_EQ(json_object_array_length(rules), 2);
+	struct json_object *r0 = json_object_array_get_idx(rules, 0);
+	ASSERT_TRUE(has_str(get(r0, "names"), "userfaultfd"));
+	ASSERT_TRUE(!strcmp(json_object_get_string(get(r0, "action")), "SCMP_ACT_ERRNO"));
+	ASSERT_EQ(json_object_get_int64(get(r0, "errnoRet")), 1);
+	struct json_object *a0 = json_object_array_get_idx(get(r0, "args"), 0);
+	ASSERT_EQ(json_object_get_int64(get(a0, "value")), 1);
+	ASSERT_EQ(json_object_get_int64(get(a0, "valueTwo")), 0);
+	ASSERT_TRUE(strstr(text, "\"op\": \"SCMP_CMP_MASKED_EQ\"") != NULL);
+	ASSERT_TRUE(strstr(text, "\"architectures\"") != NULL);
+	ASSERT_TRUE(strstr(text, "includes") == NULL);
+	free(text);
+	json_object_put(prof);
+}
+
+/* ---- Merging ------------------------------------------------------- */
+
+/* An allow-list base in the shape of Podman's: ENOSYS by default,
+ * userfaultfd refused by name, ioctl allowed unconditionally, per-host
+ * archMap, conditional rules and capability conditions elsewhere. */
+static const char allow_list_base[] =
+	"{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 38, \"x-vendor\": [1, 2],"
+	" \"archMap\": [{\"architecture\": \"SCMP_ARCH_X86_64\", \"subArchitectures\":"
+	" [\"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"]}, {\"architecture\": \"SCMP_ARCH_AARCH64\","
+	" \"subArchitectures\": [\"SCMP_ARCH_ARM\"]}],"
+	" \"syscalls\": ["
+	"{\"names\": [\"bdflush\", \"userfaultfd\", \"kexec_load\"], \"action\": \"SCMP_ACT_ERRNO\","
+	" \"args\": [], \"comment\": \"\", \"includes\": {}, \"excludes\": {}, \"errnoRet\": 1,"
+	" \"errno\": \"EPERM\"},"
+	"{\"names\": [\"read\", \"ioctl\", \"write\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": [],"
+	" \"comment\": \"\", \"includes\": {}, \"excludes\": {}},"
+	"{\"names\": [\"personality\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 0,"
+	" \"value\": 4294967295, \"valueTwo\": 0, \"op\": \"SCMP_CMP_EQ\"}]},"
+	"{\"names\": [\"kcmp\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": null,"
+	" \"includes\": {\"caps\": [\"CAP_SYS_PTRACE\"]}, \"excludes\": {}}"
+	"]}";
+
+/* A deny-list base: allow by default, a few calls refused. */
+static const char deny_list_base[] =
+	"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+	" \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+	"{\"names\": [\"kexec_load\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1},"
+	"{\"names\": [\"userfaultfd\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1},"
+	"{\"names\": [\"ptrace\"], \"action\": \"SCMP_ACT_KILL\"}]}";
+
+static bool names_target(struct json_object *r)
+{
+	return has_str(get(r, "names"), "userfaultfd") || has_str(get(r, "names"), "ioctl");
+}
+
+/* Everything but the userfaultfd and ioctl rules is the base's, in order;
+ * and the top-level keys keep their order. */
+static void check_rest_kept(const char *base_text, struct json_object *merged)
+{
+	struct json_object *base = parse_ok(base_text);
+	struct json_object *bs = get(base, "syscalls"), *ms = get(merged, "syscalls");
+	size_t mi = 0;
+
+	const char *bkeys[32], *mkeys[32];
+	size_t nb = 0, nm = 0;
+	json_object_object_foreach(base, bk, bv)
+	{
+		ASSERT_LT(nb, 32);
+		bkeys[nb++] = bk;
+		if (strcmp(bk, "syscalls"))
+			ASSERT_TRUE(json_object_equal(bv, get(merged, bk)));
+	}
+	json_object_object_foreach(merged, mk, mv)
+	{
+		(void)mv;
+		ASSERT_LT(nm, 32);
+		mkeys[nm++] = mk;
+	}
+	ASSERT_EQ(nb, nm);
+	for (size_t i = 0; i < nb; i++)
+		ASSERT_TRUE(!strcmp(bkeys[i], mkeys[i]));
+	for (size_t i = 0; i < json_object_array_length(bs); i++) {
+		struct json_object *b = json_object_array_get_idx(bs, i);
+		if (names_target(b)) {
+			/* the other names of that rule stay in one rule, in place */
+			continue;
+		}
+		while (mi < json_object_array_length(ms) &&
+		       !json_object_equal(json_object_array_get_idx(ms, mi), b))
+			mi++;
+		if (mi == json_object_array_length(ms))
+			FAIL("base rule syscalls[%zu] lost or changed", i);
+	}
+	/* The names that shared a rule with userfaultfd or ioctl survive. */
+	static const char *const companions[] = { "bdflush", "kexec_load", "read", "write" };
+	for (size_t k = 0; k < sizeof(companions) / sizeof(companions[0]); k++) {
+		bool found = false;
+		for (size_t i = 0; i < json_object_array_length(ms); i++) {
+			struct json_object *r = json_object_array_get_idx(ms, i);
+			found |= has_str(get(r, "names"), companions[k]);
+		}
+		if (strstr(base_text, companions[k]) && !found)
+			FAIL("%s lost", companions[k]);
+	}
+	json_object_put(base);
+}
+
+TEST(merge_into_allow_list_base)
+{
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = parse_ok(allow_list_base);
+		struct profile_error e;
+		if (profile_merge(prof, &p, PROFILE_FORMAT_DOCKER, &e) < 0)
+			FAIL("merge: %s: %s", e.where, e.reason);
+		check_rest_kept(allow_list_base, prof);
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+		json_object_put(prof);
+	}
+}
+
+TEST(merge_into_deny_list_base)
+{
+	for (size_t i = 0; i < 3; i++) {
+		for (int fmt = 0; fmt < 2; fmt++) {
+			struct policy p = preset(presets[i]);
+			struct json_object *prof = parse_ok(deny_list_base);
+			struct profile_error e;
+			if (profile_merge(prof, &p, (enum profile_format)fmt, &e) < 0)
+				FAIL("merge: %s: %s", e.where, e.reason);
+			check_rest_kept(deny_list_base, prof);
+			check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+			check_meaning(prof, &p, true, fmt == PROFILE_FORMAT_DOCKER,
+				      SECCOMP_RET_ALLOW);
+			json_object_put(prof);
+		}
+	}
+}
+
+TEST(merge_into_podmans_default_profile)
+{
+	static const char path[] = "/usr/share/containers/seccomp.json";
+	FILE *f = fopen(path, "re");
+	if (!f)
+		SKIP("%s: %s (package golang-github-containers-common)", path, strerror(errno));
+	static char text[1 << 20];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct profile_error e;
+		struct json_object *prof = profile_parse(text, len, &e);
+		ASSERT_TRUE(prof != NULL);
+		if (profile_merge(prof, &p, PROFILE_FORMAT_DOCKER, &e) < 0)
+			FAIL("merge: %s: %s", e.where, e.reason);
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+		json_object_put(prof);
+	}
+}
+
+TEST(unmodified_allow_list_base_refuses_by_name_only)
+{
+	/* The contrast: the base alone is not what any policy means (ioctl
+	 * USERFAULTFD_IOC_NEW gets through), so the checker must say so. */
+	struct json_object *prof = parse_ok(allow_list_base);
+	struct policy p = preset("user-mode-only");
+	struct view v;
+	static struct prog fwd;
+	view_of(prof, false, &v);
+	compile(&v, false, &fwd);
+	struct seccomp_data d = { .nr = 16, .arch = AUDIT_ARCH_X86_64, .args = { 3, IOC_NEW, 0 } };
+	ASSERT_EQ(run_bpf(&fwd, &d), SECCOMP_RET_ALLOW);
+	ASSERT_EQ(expected(&p, false, true, IOC_NEW, 0, SECCOMP_RET_ALLOW), RET_EPERM);
+	d = (struct seccomp_data){ .nr = 323, .arch = AUDIT_ARCH_X86_64, .args = { 1 } };
+	ASSERT_EQ(run_bpf(&fwd, &d), RET_EPERM);
+	json_object_put(prof);
+}
+
+/* ---- Refused bases --------------------------------------------------- */
+
+static const struct {
+	const char *text;
+	enum profile_format fmt;
+	const char *where, *reason;
+} bad_bases[] = {
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\",\n \"syscalls\": [}", 0, "line 2, column 15",
+	  "unexpected" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\"} {}", 0, "line 1, column 37", "after" },
+	{ "[1]", 0, "(top level)", "not an object" },
+	{ "{\"syscalls\": []}", 0, "defaultAction", "missing" },
+	{ "{\"defaultAction\": \"SCMP_ACT_FOO\"}", 0, "defaultAction", "unknown action" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": \"x\"}", 0,
+	  "defaultErrnoRet", "integer" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\"],"
+	  " \"action\": \"SCMP_ACT_ALLOW\"}, {\"names\": [\"x\"], \"action\": \"BOGUS\"}]}",
+	  0, "syscalls[1].action", "unknown action 'BOGUS'" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\"],"
+	  " \"action\": \"SCMP_ACT_ERRNO\", \"args\": [{\"index\": 0, \"value\": 1,"
+	  " \"op\": \"SCMP_CMP_SORTA\"}]}]}",
+	  0, "syscalls[0].args[0].op", "unknown operator 'SCMP_CMP_SORTA'" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\"],"
+	  " \"action\": \"SCMP_ACT_ERRNO\", \"args\": [{\"index\": 7, \"value\": 1,"
+	  " \"op\": \"SCMP_CMP_EQ\"}]}]}",
+	  0, "syscalls[0].args[0].index", "0..5" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"read\", 3],"
+	  " \"action\": \"SCMP_ACT_ALLOW\"}]}",
+	  0, "syscalls[0].names[1]", "not a string" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+	  " \"SCMP_ARCH_AARCH64\"]}",
+	  1, "architectures[1]", "not covered" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"archMap\": [{\"architecture\":"
+	  " \"SCMP_ARCH_X86_64\", \"subArchitectures\": [\"SCMP_ARCH_X86\", \"SCMP_ARCH_PPC\"]}]}",
+	  0, "archMap[0].subArchitectures[1]", "not covered" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"archMap\": []}", 1, "archMap",
+	  "--format docker" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"chroot\"],"
+	  " \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"caps\": [\"CAP_SYS_CHROOT\"]}}]}",
+	  1, "syscalls[0].includes", "--format docker" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"chroot\"],"
+	  " \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"moonPhase\": \"full\"}}]}",
+	  0, "syscalls[0].includes.moonPhase", "unknown condition" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\": [\"ioctl\"],"
+	  " \"action\": \"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 1, \"value\": 21505,"
+	  " \"op\": \"SCMP_CMP_EQ\"}]}]}",
+	  0, "syscalls[0].args", "USERFAULTFD_IOC_NEW" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": {}}", 0, "syscalls",
+	  "not an array" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"name\": \"read\","
+	  " \"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
+	  0, "syscalls[0]", "both" },
+};
+
+TEST(malformed_or_unsupported_bases_are_refused_with_the_place)
+{
+	struct policy p = preset("user-mode-only");
+
+	for (size_t i = 0; i < sizeof(bad_bases) / sizeof(bad_bases[0]); i++) {
+		struct profile_error e = { "", "" };
+		struct json_object *o = profile_parse(bad_bases[i].text, strlen(bad_bases[i].text), &e);
+		int r = o ? profile_merge(o, &p, bad_bases[i].fmt, &e) : -EINVAL;
+		json_object_put(o);
+		if (r != -EINVAL || strcmp(e.where, bad_bases[i].where) ||
+		    !strstr(e.reason, bad_bases[i].reason))
+			FAIL("case %zu: got %d '%s: %s', want '%s: ...%s...'", i, r, e.where,
+			     e.reason, bad_bases[i].where, bad_bases[i].reason);
+	}
+}
+
+/* ---- The command line -------------------------------------------------- */
+
+static size_t count_entries(const char *dir)
+{
+	char cmd[PATH_MAX + 32];
+	snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", dir);
+	FILE *p = popen(cmd, "r");
+	size_t n = 0;
+	ASSERT_TRUE(p && fscanf(p, "%zu", &n) == 1);
+	pclose(p);
+	return n;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	ASSERT_TRUE(f != NULL);
+	fputs(text, f);
+	ASSERT_EQ(fclose(f), 0);
+}
+
+TEST(cli_writes_atomically_and_nothing_on_error)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", base[PATH_MAX], badb[PATH_MAX],
+	     out[PATH_MAX];
+	struct cli_result r;
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(base, sizeof(base), "%s/base.json", dir);
+	snprintf(badb, sizeof(badb), "%s/bad.json", dir);
+	snprintf(out, sizeof(out), "%s/out.json", dir);
+	write_text(base, deny_list_base);
+	write_text(badb, "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\":"
+			 " [\"read\"], \"action\": \"SCMP_ACT_NOPE\"}]}");
+
+	/* An error writes nothing and names the place. */
+	CLI(WHO_ROOT, &r, "profile", "--base", badb, "-o", out);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_TRUE(access(out, F_OK) < 0);
+	ASSERT_EQ(count_entries(dir), 2);
+	ASSERT_CONTAINS(r.err, "bad.json: syscalls[0].action: unknown action 'SCMP_ACT_NOPE'");
+
+	/* Success replaces the file (a new inode), leaves no temporary. */
+	write_text(out, "old");
+	struct stat before, after;
+	ASSERT_SYS(stat(out, &before));
+	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "--base", base, "--format", "oci", "-o",
+	    out);
+	ASSERT_EQ(r.status, 0);
+	ASSERT_SYS(stat(out, &after));
+	ASSERT_NE(before.st_ino, after.st_ino);
+	ASSERT_EQ(count_entries(dir), 3);
+	FILE *f = fopen(out, "re");
+	static char text[1 << 16];
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	struct json_object *prof = parse_ok(text);
+	struct policy p = preset("deny");
+	check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+	json_object_put(prof);
+
+	/* A failing run leaves the previous output as it was. */
+	CLI(WHO_ROOT, &r, "profile", "--base", badb, "-o", out);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_SYS(stat(out, &before));
+	ASSERT_EQ(before.st_ino, after.st_ino);
+	ASSERT_EQ(count_entries(dir), 3);
+
+	/* Usage errors are exit 2. */
+	CLI(WHO_ROOT, &r, "profile", "--format", "yaml");
+	ASSERT_EQ(r.status, 2);
+	CLI(WHO_ROOT, &r, "profile", "--set", "cover_device=7");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "cover_device");
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0);
+}

@@ -1,0 +1,512 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `uffdguard run` on the real kernel: every policy x mode x caller x path x
+ * flags against policy_decide(), the bypass attempts, legitimate use, the
+ * supervisor (live knobs, 64 threads, death) and bad input.  The calls are
+ * made by run-helper inside the tree; the kernel's own sysctl is set to 1
+ * so that uffdguard is the only gate.
+ */
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <sys/ioctl.h>
+#include <linux/userfaultfd.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cli-run.h"
+#include "harness.h"
+#include "identity.h"
+#include "marker.h"
+#include "policy.h"
+#include "run-helper.h"
+#include "util.h"
+
+HARNESS_GUARD_FILE(sysctl, "/proc/sys/vm/unprivileged_userfaultfd")
+
+static const char *helper(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 20);
+	ASSERT_TRUE(n > 0);
+	path[n] = '\0';
+	strcpy(strrchr(path, '/') + 1, "run-helper");
+	return path;
+}
+
+static void setup(void)
+{
+	require_root();
+	sysctl_set(1); /* the kernel allows every call: what it refuses, we did */
+}
+
+/* The policy as `run` enforces it in `mode`. */
+static struct policy policy_for(const char *preset, bool device_covered, enum marker_mode mode)
+{
+	struct policy p;
+	char err[256];
+	if (policy_preset(preset, &p, err, sizeof(err)) < 0)
+		FAIL("%s", err);
+	p.cover_device = device_covered;
+	p.privilege = mode == MARKER_MODE_FILTER ? POLICY_PRIV_NOBODY : POLICY_PRIV_CAP_SYS_PTRACE;
+	return p;
+}
+
+/* What the call returns: an ALLOW leaves it to the kernel, whose own
+ * check (sysctl at 1) refuses only unknown flag bits. */
+static int want_errno(enum verdict v, uint64_t flags)
+{
+	if (v == VERDICT_ALLOW)
+		return (uint32_t)flags & ~POLICY_KNOWN_FLAGS ? EINVAL : 0;
+	return v == VERDICT_EPERM ? EPERM : EINVAL;
+}
+
+/* The value of "NAME VALUE" in the helper's output, or fail. */
+static int line_value(const char *out, const char *name)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "\n%s ", name);
+	char *buf = NULL;
+	if (asprintf(&buf, "\n%s", out) < 0)
+		FAIL("oom");
+	const char *at = strstr(buf, key);
+	if (!at)
+		FAIL("no line '%s' in the helper's output:\n%s", name, out);
+	int v = atoi(at + strlen(key));
+	free(buf);
+	return v;
+}
+
+static const char *const modes[] = { "filter", "supervise" };
+static const char *const whos[] = { "unpriv", "ptrace", "root" };
+
+static void matrix(enum marker_mode mode)
+{
+	char dev[PATH_MAX];
+	make_private_device(dev, 0, 0, 0666);
+	static const struct {
+		const char *preset;
+		bool covered;
+	} policies[] = { { "allow", true }, { "user-mode-only", true }, { "deny", true },
+			 { "user-mode-only", false }, { "deny", false } };
+
+	for (size_t pi = 0; pi < sizeof(policies) / sizeof(policies[0]); pi++) {
+		struct policy p = policy_for(policies[pi].preset, policies[pi].covered, mode);
+		for (size_t w = 0; w < 3; w++) {
+			struct cli_result r;
+			CLI(WHO_ROOT, &r, "run", "--mode", modes[mode], "--policy", policies[pi].preset,
+			    "--set", policies[pi].covered ? "cover_device=1" : "cover_device=0", "--",
+			    helper(), "probe", whos[w], dev);
+			if (r.status != 0)
+				FAIL("%s %s as %s: exit %d: %s", modes[mode], policies[pi].preset,
+				     whos[w], r.status, r.err);
+			bool privileged = w != 0; /* CAP_SYS_PTRACE, initial user namespace */
+			int lines = 0;
+			for (char *save, *l = strtok_r(r.out, "\n", &save); l;
+			     l = strtok_r(NULL, "\n", &save), lines++) {
+				char path[16];
+				unsigned long long flags;
+				int got, want;
+				if (sscanf(l, "%15s %llx %d", path, &flags, &got) != 3)
+					FAIL("bad line '%s'", l);
+				if (!strcmp(path, "marker")) {
+					want = marker_errno(mode, &p);
+				} else {
+					struct call c = { !strcmp(path, "sys") ? CALL_SYSCALL
+									       : CALL_DEVICE_IOCTL,
+							  flags };
+					want = want_errno(policy_decide(&p, privileged, &c), flags);
+				}
+				if (got != want)
+					FAIL("%s, %s%s, %s: %s flags 0x%llx: errno %d (%s), want %d",
+					     modes[mode], policies[pi].preset,
+					     policies[pi].covered ? "" : " cover_device=0", whos[w], path,
+					     flags, got, strerror(got), want);
+			}
+			ASSERT_EQ(lines, 2 * N_RUN_FLAGS + 1);
+		}
+	}
+	remove_private_device(dev);
+}
+
+TEST_TIMEOUT(filter_matrix_matches_policy_decide, 60)
+{
+	setup();
+	matrix(MARKER_MODE_FILTER);
+}
+
+TEST_TIMEOUT(supervise_matrix_matches_policy_decide, 60)
+{
+	setup();
+	matrix(MARKER_MODE_SUPERVISE);
+}
+
+static void run_bypass(enum marker_mode mode, const char *preset, const char *dev,
+		       struct cli_result *r)
+{
+	CLI(WHO_ROOT, r, "run", "--mode", modes[mode], "--policy", preset, "--", helper(), "bypass",
+	    dev);
+	if (r->status != 0)
+		FAIL("%s %s: exit %d: %s", modes[mode], preset, r->status, r->err);
+}
+
+TEST_TIMEOUT(bypass_attempts_are_refused, 60)
+{
+	static const char *const attempts[] = { "x32", "x32-ioctl", "upper-flags", "upper-cmd",
+						"upper-cmd-flags", "thread", "grandchild" };
+	char dev[PATH_MAX];
+
+	setup();
+	make_private_device(dev, 0, 0, 0666);
+	for (int mode = 0; mode < 2; mode++) {
+		for (int deny = 0; deny <= 1; deny++) {
+			struct cli_result r;
+			run_bypass((enum marker_mode)mode, deny ? "deny" : "user-mode-only", dev, &r);
+			for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++)
+				if (line_value(r.out, attempts[i]) != EPERM)
+					FAIL("%s %s: %s got errno %d, want EPERM:\n%s", modes[mode],
+					     deny ? "deny" : "user-mode-only", attempts[i],
+					     line_value(r.out, attempts[i]), r.out);
+			/* The flag itself still works where the policy allows it. */
+			ASSERT_EQ(line_value(r.out, "umo"), deny ? EPERM : 0);
+		}
+	}
+	remove_private_device(dev);
+}
+
+TEST_TIMEOUT(i386_entry_is_refused, 60)
+{
+	char dev[PATH_MAX];
+
+	setup();
+	make_private_device(dev, 0, 0, 0666);
+	for (int mode = 0; mode < 2; mode++) {
+		for (int deny = 0; deny <= 1; deny++) {
+			struct cli_result r;
+			run_bypass((enum marker_mode)mode, deny ? "deny" : "user-mode-only", dev, &r);
+			if (strstr(r.out, "int80 skip"))
+				SKIP("int 0x80 is not available (no CONFIG_IA32_EMULATION or ia32_emulation=0)");
+			ASSERT_EQ(line_value(r.out, "int80"), EPERM);
+			ASSERT_EQ(line_value(r.out, "int80-ioctl"), EPERM);
+		}
+	}
+	remove_private_device(dev);
+}
+
+TEST_TIMEOUT(user_mode_only_program_serves_its_faults, 60)
+{
+	setup();
+	for (int mode = 0; mode < 2; mode++) {
+		struct cli_result r;
+		CLI(WHO_ROOT, &r, "run", "--mode", modes[mode], "--policy", "user-mode-only", "--",
+		    helper(), "serve");
+		if (r.status != 0)
+			FAIL("%s: exit %d: %s%s", modes[mode], r.status, r.out, r.err);
+		ASSERT_CONTAINS(r.out, "served 64 good 64");
+	}
+}
+
+TEST(unprivileged_invoker_gets_no_new_privs)
+{
+	setup();
+	for (int mode = 0; mode < 2; mode++) {
+		struct cli_result r;
+		CLI(WHO_UNPRIV, &r, "run", "--mode", modes[mode], "--policy", "user-mode-only", "--",
+		    helper(), "probe", "root", "-");
+		if (r.status != 0)
+			FAIL("%s: exit %d: %s", modes[mode], r.status, r.err);
+		ASSERT_CONTAINS(r.out, "sys 0 1\n");
+		ASSERT_CONTAINS(r.out, "sys 1 0\n");
+		for (int w = WHO_ROOT; w <= WHO_UNPRIV; w++) {
+			CLI((enum who)w, &r, "run", "--mode", modes[mode], "--", helper(), "nnp");
+			ASSERT_EQ(r.status, 0);
+			ASSERT_CONTAINS(r.out, "nnp 1\n");
+		}
+	}
+}
+
+TEST(live_knob_change_holds_from_the_next_call)
+{
+	char tmp[] = "/tmp/uffdguard-ctl.XXXXXX", dir[PATH_MAX];
+	struct cli_result r;
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(dir, sizeof(dir), "%s/knobs", tmp);
+	CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--policy", "allow", "--control", dir, "--",
+	    helper(), "live", dir);
+	if (r.status != 0)
+		FAIL("exit %d: %s%s", r.status, r.out, r.err);
+	ASSERT_EQ(line_value(r.out, "start-unpriv-0"), 0);
+	ASSERT_EQ(line_value(r.out, "umo-unpriv-0"), EPERM);
+	ASSERT_EQ(line_value(r.out, "umo-unpriv-umo"), 0);
+	ASSERT_EQ(line_value(r.out, "umo-ptrace-0"), 0);
+	ASSERT_EQ(line_value(r.out, "bad-unpriv-0"), EPERM);
+	ASSERT_EQ(line_value(r.out, "bad-file"), 1); /* rewritten to the value in force */
+	ASSERT_CONTAINS(r.err, "valid values are 0 and 1");
+	ASSERT_EQ(line_value(r.out, "deny-unpriv-umo"), EPERM);
+	struct policy p = { .unprivileged_userfaultfd = 0,
+			    .unprivileged_userfaultfd_user_mode_only = 1,
+			    .cover_device = true };
+	ASSERT_EQ(line_value(r.out, "deny-marker"), marker_errno(MARKER_MODE_SUPERVISE, &p));
+	ASSERT_EQ(line_value(r.out, "allow-unpriv-0"), 0);
+	/* The directory was ours: gone with the supervisor. */
+	ASSERT_TRUE(access(dir, F_OK) < 0 && errno == ENOENT);
+	rmdir(tmp);
+}
+
+TEST_TIMEOUT(sixty_four_threads_one_audit_line_per_decision, 120)
+{
+	char tmp[] = "/tmp/uffdguard-audit.XXXXXX", audit[PATH_MAX];
+	struct cli_result r;
+	enum { THREADS = 64, CALLS = 100 };
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(audit, sizeof(audit), "%s/audit.jsonl", tmp);
+	CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--policy", "user-mode-only", "--audit",
+	    audit, "--", helper(), "threads", "64", "100", "user-mode-only");
+	if (r.status != 0)
+		FAIL("exit %d: %s%s", r.status, r.out, r.err);
+	ASSERT_CONTAINS(r.out, "calls 6400 mismatches 0");
+
+	FILE *f = fopen(audit, "re");
+	ASSERT_TRUE(f != NULL);
+	struct policy p = policy_for("user-mode-only", true, MARKER_MODE_SUPERVISE);
+	int by_verdict[3] = { 0 }, lines = 0, n_tids = 0;
+	long long tids[THREADS], pid = -1;
+	char *line = NULL;
+	size_t cap = 0;
+	while (getline(&line, &cap, f) > 0) {
+		json_object *o = json_tokener_parse(line);
+		if (!o)
+			FAIL("audit line %d is not JSON: %s", lines + 1, line);
+		lines++;
+		uint64_t flags = strtoull(jstr(o, "flags"), NULL, 16);
+		enum verdict v = policy_decide(&p, false, &(struct call){ CALL_SYSCALL, flags });
+		ASSERT_STREQ(jstr(o, "verdict"), verdict_name(v));
+		ASSERT_STREQ(jstr(o, "call"), "userfaultfd");
+		ASSERT_STREQ(jstr(o, "abi"), "x86_64");
+		ASSERT_EQ(jbool(o, "privileged"), 0);
+		ASSERT_NE(jint(o, "uid"), 0);
+		ASSERT_STREQ(jstr(o, "comm"), "run-helper");
+		ASSERT_CONTAINS(jstr(o, "exe"), "run-helper");
+		ASSERT_TRUE(strlen(jstr(o, "time")) > 0 && strlen(jstr(o, "reason")) > 0);
+		if (pid < 0)
+			pid = jint(o, "pid");
+		ASSERT_EQ(jint(o, "pid"), pid);
+		long long tid = jint(o, "tid");
+		int k = 0;
+		while (k < n_tids && tids[k] != tid)
+			k++;
+		if (k == n_tids) {
+			ASSERT_LT(n_tids, THREADS);
+			tids[n_tids++] = tid;
+		}
+		by_verdict[v]++;
+		json_object_put(o);
+	}
+	free(line);
+	fclose(f);
+	ASSERT_EQ(lines, THREADS * CALLS);
+	ASSERT_EQ(n_tids, THREADS);
+	/* run_thread_flags: 0 (EPERM), the flag twice (allowed), flag|2 (EINVAL) */
+	ASSERT_EQ(by_verdict[VERDICT_EPERM], THREADS * CALLS / 4);
+	ASSERT_EQ(by_verdict[VERDICT_ALLOW], THREADS * CALLS / 2);
+	ASSERT_EQ(by_verdict[VERDICT_EINVAL], THREADS * CALLS / 4);
+	unlink(audit);
+	rmdir(tmp);
+}
+
+/* Start `uffdguard args...` with stdout on a pipe; hook runs in the child
+ * before exec. */
+static pid_t spawn(const char *const *args, int *out, void (*hook)(void))
+{
+	const char *argv[32] = { cli_path() };
+	int p[2];
+
+	for (int i = 0; args[i]; i++)
+		argv[i + 1] = args[i];
+	ASSERT_SYS(pipe2(p, O_CLOEXEC));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		dup2(p[1], 1);
+		if (hook)
+			hook();
+		execv(argv[0], (char **)argv);
+		_exit(99);
+	}
+	close(p[1]);
+	*out = p[0];
+	return pid;
+}
+
+static char *read_all(int fd)
+{
+	size_t used = 0, size = 4096;
+	char *buf = malloc(size);
+	ssize_t n;
+	while ((n = read(fd, buf + used, size - used - 1)) > 0)
+		if ((used += (size_t)n) + 1 == size)
+			buf = realloc(buf, size *= 2);
+	buf[used] = '\0';
+	close(fd);
+	return buf;
+}
+
+TEST(supervisor_death_fails_calls_closed_and_the_tree_runs_on)
+{
+	int out, status;
+
+	setup();
+	pid_t pid = spawn((const char *const[]){ "run", "--mode", "supervise", "--policy",
+						 "user-mode-only", "--", helper(), "orphan", NULL },
+			  &out, NULL);
+	char *text = read_all(out); /* EOF: the orphaned helper finished */
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	ASSERT_EQ(line_value(text, "before"), 0);
+	ASSERT_EQ(line_value(text, "reparented"), 1);
+	ASSERT_EQ(line_value(text, "after"), ENOSYS);
+	ASSERT_EQ(line_value(text, "after-0"), ENOSYS);
+	ASSERT_CONTAINS(text, "alive 1 7 1");
+	free(text);
+}
+
+TEST(exit_status_and_signals_are_the_commands)
+{
+	setup();
+	for (int mode = 0; mode < 2; mode++) {
+		struct cli_result r;
+		CLI(WHO_ROOT, &r, "run", "--mode", modes[mode], "--", helper(), "exit", "7");
+		ASSERT_EQ(r.status, 7);
+		CLI(WHO_ROOT, &r, "run", "--mode", modes[mode], "--", helper(), "raise", "9");
+		ASSERT_EQ(r.status, 128 + SIGKILL);
+		CLI(WHO_ROOT, &r, "run", "--mode", modes[mode], "--", helper(), "raise", "15");
+		ASSERT_EQ(r.status, 128 + SIGTERM);
+	}
+}
+
+TEST(sigterm_is_forwarded)
+{
+	setup();
+	for (int mode = 0; mode < 2; mode++) {
+		int out, status;
+		char buf[16] = "";
+		pid_t pid = spawn((const char *const[]){ "run", "--mode", modes[mode], "--", helper(),
+							 "wait-term", NULL },
+				  &out, NULL);
+		ASSERT_EQ(read(out, buf, 6), 6); /* "ready\n": the handler is in place */
+		ASSERT_SYS(kill(pid, SIGTERM));
+		ASSERT_SYS(waitpid(pid, &status, 0));
+		close(out);
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(WEXITSTATUS(status), 42); /* the helper's answer to SIGTERM */
+	}
+}
+
+TEST(exec_failure_is_126_or_127)
+{
+	int out, status;
+
+	setup();
+	pid_t pid = spawn((const char *const[]){ "run", "--", "/nonexistent/cmd", NULL }, &out, NULL);
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	close(out);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 127);
+	pid = spawn((const char *const[]){ "run", "--", "/proc/self/status", NULL }, &out, NULL);
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	close(out);
+	ASSERT_EQ(WEXITSTATUS(status), 126);
+}
+
+/* Bad input: message, non-zero exit, and the command never ran. */
+static void refused(int want_status, const char *want_msg, const char *const *args)
+{
+	char tmp[] = "/tmp/uffdguard-bad.XXXXXX", flag[PATH_MAX];
+	const char *argv[32];
+	int n = 0;
+
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(flag, sizeof(flag), "%s/started", tmp);
+	for (; args[n]; n++)
+		argv[n] = strcmp(args[n], "TOUCH") ? args[n] : flag;
+	argv[n] = NULL;
+	struct cli_result r;
+	cli_run(WHO_ROOT, argv, &r);
+	ASSERT_EQ(r.status, want_status);
+	ASSERT_CONTAINS(r.err, want_msg);
+	if (access(flag, F_OK) == 0)
+		FAIL("the command was started");
+	unlink(flag);
+	rmdir(tmp);
+}
+
+TEST(bad_input_is_refused_before_starting)
+{
+	const char *h = helper();
+
+	setup();
+	refused(2, "valid policies are allow, user-mode-only, deny",
+		(const char *const[]){ "run", "--policy", "permissive", "--", h, "touch", "TOUCH", NULL });
+	refused(2, "valid values are 0 and 1",
+		(const char *const[]){ "run", "--set", "unprivileged_userfaultfd=2", "--", h, "touch",
+				       "TOUCH", NULL });
+	refused(2, "unknown knob",
+		(const char *const[]){ "run", "--set", "sysctl=1", "--", h, "touch", "TOUCH", NULL });
+	refused(2, "missing '--'",
+		(const char *const[]){ "run", "--policy", "deny", h, "touch", "TOUCH", NULL });
+	refused(2, "missing the command", (const char *const[]){ "run", "--policy", "deny", "--", NULL });
+	refused(2, "valid modes are filter and supervise",
+		(const char *const[]){ "run", "--mode", "trace", "--", h, "touch", "TOUCH", NULL });
+	refused(2, "need --mode supervise",
+		(const char *const[]){ "run", "--audit", "/tmp/x", "--", h, "touch", "TOUCH", NULL });
+	refused(125, "cannot open audit file",
+		(const char *const[]){ "run", "--mode", "supervise", "--audit",
+				       "/nonexistent/dir/audit", "--", h, "touch", "TOUCH", NULL });
+	refused(125, "control directory",
+		(const char *const[]){ "run", "--mode", "supervise", "--control",
+				       "/nonexistent/dir/ctl", "--", h, "touch", "TOUCH", NULL });
+	refused(125, "writable by others",
+		(const char *const[]){ "run", "--mode", "supervise", "--control", "/tmp", "--", h,
+				       "touch", "TOUCH", NULL });
+}
+
+/* A parent filter that makes seccomp unavailable, as on a kernel without
+ * it (or inside a sandbox that forbids nesting). */
+static void no_seccomp(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(seccomp), 0) < 0 ||
+	    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(prctl), 1,
+			     SCMP_A0(SCMP_CMP_EQ, PR_SET_SECCOMP)) < 0 ||
+	    seccomp_load(ctx) < 0)
+		_exit(98);
+	seccomp_release(ctx);
+}
+
+TEST(no_seccomp_means_no_command)
+{
+	char tmp[] = "/tmp/uffdguard-noseccomp.XXXXXX", flag[PATH_MAX];
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(flag, sizeof(flag), "%s/started", tmp);
+	for (int mode = 0; mode < 2; mode++) {
+		int out, status;
+		pid_t pid = spawn((const char *const[]){ "run", "--mode", modes[mode], "--", helper(),
+							 "touch", flag, NULL },
+				  &out, no_seccomp);
+		ASSERT_SYS(waitpid(pid, &status, 0));
+		close(out);
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(WEXITSTATUS(status), 125);
+		ASSERT_TRUE(access(flag, F_OK) < 0);
+	}
+	rmdir(tmp);
+}
