@@ -4,7 +4,8 @@
  * copy and a naive one-page-per-fault handler thread.  Prints one table;
  * every figure is the median of several rounds in this run.
  *
- *   bench-engine [-s MiB] [-r rounds] [-t handler-threads] [-k random-touches]
+ *   bench-engine [-s MiB (1024)] [-r rounds (5)] [-t handler-threads (2)]
+ *                [-k random-touches (20000)]
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,19 +20,18 @@
 #include <unistd.h>
 
 #include "libuffd-engine.h"
+#include "stats.h"
 
 #define NAIVE_MAX (64ul << 20) /* the naive handler is slow: a slice of the size */
 
 static size_t pg, size, npages;
-static unsigned int rounds = 5, threads = 1;
+static unsigned int rounds = 5, threads = 2;
 static size_t random_touches = 20000;
 static char *source;
 
 static double now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return now_ns() / 1e9;
 }
 
 static void die(const char *what, int err)
@@ -47,18 +47,6 @@ static char *map_fresh(size_t len, int flags)
 	if (p == MAP_FAILED)
 		die("mmap", errno);
 	return p;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 static uint64_t rng = 0x853c49e6748fea9bull;
@@ -296,7 +284,7 @@ static void overhead(void)
 {
 	struct libuffd_engine_source src = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = source,
 					     .size = size };
-	const char *names[] = { "in-thread", "handler threads" };
+	const char *names[] = { "handler threads", "in-thread" }; /* by mode */
 
 	for (int m = 0; m < 2; m++) {
 		struct libuffd_engine_opts o = { .mode = (enum libuffd_engine_mode)m, .threads = threads };
@@ -334,7 +322,7 @@ int main(int argc, char **argv)
 		case 'k': random_touches = strtoul(optarg, NULL, 0); break;
 		default:
 			fprintf(stderr, "usage: %s [-s MiB (1024)] [-r rounds (5)] "
-				"[-t handler-threads (1)] [-k random-touches (20000)]\n", argv[0]);
+				"[-t handler-threads (2)] [-k random-touches (20000)]\n", argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -390,18 +378,19 @@ int main(int argc, char **argv)
 		{ LIBUFFD_ENGINE_HANDLER_THREADS, 200, "handler+spin200us" },
 	};
 	char name[96];
+	struct row seq[3], rnd[3], sparse[3];
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		engine_mode = modes[m].mode;
 		engine_spin = modes[m].spin;
 		snprintf(name, sizeof(name), "(c) %s: sequential full touch", modes[m].tag);
-		struct row r = measure(name, run_engine, SEQUENTIAL);
-		print_row(&r, a.seconds, b.seconds, native_page);
+		seq[m] = measure(name, run_engine, SEQUENTIAL);
+		print_row(&seq[m], a.seconds, b.seconds, native_page);
 		snprintf(name, sizeof(name), "(c) %s: random single page (latency)", modes[m].tag);
-		r = measure(name, run_engine, RANDOM);
-		print_row(&r, a.seconds, b.seconds, native_page);
+		rnd[m] = measure(name, run_engine, RANDOM);
+		print_row(&rnd[m], a.seconds, b.seconds, native_page);
 		snprintf(name, sizeof(name), "(c) %s: 10 %% sparse touch", modes[m].tag);
-		r = measure(name, run_engine, SPARSE);
-		print_row(&r, a.seconds, b.seconds, native_page);
+		sparse[m] = measure(name, run_engine, SPARSE);
+		print_row(&sparse[m], a.seconds, b.seconds, native_page);
 	}
 	struct row d = measure("(d) naive handler, 1 page/fault, sequential", run_naive,
 			       SEQUENTIAL);
@@ -413,6 +402,20 @@ int main(int argc, char **argv)
 	       "for latency rows, p50 over (a)'s cost per page.  'vs' > 1 means this row is faster\n"
 	       "(latency rows: the multiple of (a)'s per-page cost, lower is better).\n\n",
 	       (unsigned long)((size < NAIVE_MAX ? size : NAIVE_MAX) >> 20));
+	printf("targets (this run):\n");
+	for (int m = 0; m < 2; m++) {
+		const char *tag = modes[m].tag;
+		double fa = a.seconds / seq[m].seconds, fb = b.seconds / seq[m].seconds;
+		printf("  %-9s sequential >= 1.5x (a) and >= (b): %.2fx, %.2fx: %s\n", tag, fa, fb,
+		       fa >= 1.5 && fb >= 1.0 ? "met" : "NOT met");
+		double sb = b.seconds / sparse[m].seconds;
+		printf("  %-9s 10 %% sparse >= 5x (b): %.2fx: %s\n", tag, sb,
+		       sb >= 5 ? "met" : "NOT met");
+		double limit = modes[m].mode == LIBUFFD_ENGINE_IN_THREAD ? 2 : 4;
+		double ra = rnd[m].p50 * 1e6 / native_page;
+		printf("  %-9s random p50 <= %.0fx (a): %.2fx: %s\n", tag, limit, ra,
+		       ra <= limit ? "met" : "NOT met");
+	}
 	overhead();
 	return 0;
 }

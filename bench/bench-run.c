@@ -19,29 +19,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "stats.h"
+
 #define LOOP_ITERS 200000
 #define SAMPLES 9  /* per process, per round */
 #define UFFD_CALLS 2000
 #define UFFD_USER_MODE_ONLY 1
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static double getpid_loop(void)
 {
