@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "atomic-file.h"
 #include "cli.h"
 #include "policy.h"
 #include "profile.h"
@@ -65,44 +65,6 @@ static char *read_file(const char *path, size_t *len)
 
 /* Write to a temporary file in the same directory, then rename(): a
  * reader sees the old profile or the new one, never half of one. */
-static void write_atomic(const char *path, const char *text)
-{
-	char dir_buf[PATH_MAX], base_buf[PATH_MAX], tmp[PATH_MAX];
-
-	snprintf(dir_buf, sizeof(dir_buf), "%s", path);
-	snprintf(base_buf, sizeof(base_buf), "%s", path);
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", dirname(dir_buf), basename(base_buf)) >=
-	    (int)sizeof(tmp))
-		die(1, "%s: path too long", path);
-	_cleanup_(closep) int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		die(1, "%s: cannot create a temporary file: %s", tmp, strerror(errno));
-	mode_t um = umask(0);
-	umask(um);
-	size_t len = strlen(text);
-	const char *why = NULL;
-	if (fchmod(fd, 0666 & ~um) < 0)
-		why = "fchmod";
-	for (size_t off = 0; !why && off < len;) {
-		ssize_t w = write(fd, text + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			why = "write";
-		else
-			off += (size_t)w;
-	}
-	if (!why && fsync(fd) < 0)
-		why = "fsync";
-	if (!why && rename(tmp, path) < 0)
-		why = "rename";
-	if (why) {
-		int e = errno;
-		unlink(tmp);
-		die(1, "%s: %s: %s", path, why, strerror(e));
-	}
-}
-
 static int profile_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -183,7 +145,11 @@ static int profile_run(int argc, char **argv)
 	if (!out)
 		die(1, "out of memory");
 	if (output) {
-		write_atomic(output, out);
+		mode_t um = umask(0);
+		umask(um);
+		int r = write_file_atomic(output, out, 0666 & ~um);
+		if (r < 0)
+			die(1, "%s: %s", output, strerror(-r));
 	} else if (fputs(out, stdout) == EOF || fflush(stdout) == EOF) {
 		die(1, "standard output: %s", strerror(errno));
 	}

@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "atomic-file.h"
 #include "cli.h"
 #include "knob.h"
 #include "libuffd.h"
@@ -63,8 +64,10 @@ static const char *release_now(char *buf, size_t size)
 	return buf;
 }
 
-/* Settings of the knob in the sysctl configuration files, in the order
- * systemd-sysctl reads the directories (the last one wins). */
+/* Settings of the knob in the sysctl configuration files, directory by
+ * directory.  systemd-sysctl applies the *.conf files of all of them in
+ * the order of their names (a name in /etc hides it in the others);
+ * Debian links /etc/sysctl.conf in as /etc/sysctl.d/99-sysctl.conf. */
 static void show_persisted(void)
 {
 	static const char *const patterns[] = {
@@ -140,44 +143,11 @@ static int sysctl_show(void)
  * renamed over the target, so a reader sees the old file or the new. */
 static int persist(const char *path, const char *policy, int value, const char *meaning)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX];
+	char text[512];
 
-	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int err = -errno;
-		close(fd);
-		unlink(tmp);
-		return err;
-	}
-	fprintf(f, "# Written by uffdguard sysctl apply %s.\n# %s\n%s = %d\n", policy, meaning,
-		KNOB_NAME, value);
-	int err = 0;
-	if (fflush(f) != 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0)
-		err = -errno;
-	if (fclose(f) != 0 && !err)
-		err = -errno;
-	if (!err && rename(tmp, path) < 0)
-		err = -errno;
-	if (err) {
-		unlink(tmp);
-		return err;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	char *slash = strrchr(dir, '/');
-	if (slash) {
-		*(slash == dir ? slash + 1 : slash) = '\0';
-		int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (d >= 0) {
-			fsync(d);
-			close(d);
-		}
-	}
-	return 0;
+	snprintf(text, sizeof(text), "# Written by uffdguard sysctl apply %s.\n# %s\n%s = %d\n",
+		 policy, meaning, KNOB_NAME, value);
+	return write_file_atomic(path, text, 0644);
 }
 
 static int sysctl_apply(int argc, char **argv)
