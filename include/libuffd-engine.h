@@ -60,8 +60,9 @@ enum libuffd_engine_mode {
 struct libuffd_engine_opts {
 	enum libuffd_engine_mode mode;
 	unsigned int threads;   /* HANDLER_THREADS: how many, 0 means 1 */
-	unsigned int spin_us;   /* HANDLER_THREADS: poll busily this long after
-				 * a batch before sleeping (0: never spin) */
+	unsigned int spin_us;   /* HANDLER_THREADS: the first thread polls
+				 * busily this long after a batch before
+				 * sleeping (0: never spin) */
 	size_t prefetch_min;    /* first window on sequential access; 0: default */
 	size_t prefetch_max;    /* largest window; 0: default; the page size
 				 * disables prefetch */

@@ -48,11 +48,13 @@ struct libuffd_engine {
 	uint64_t ahead[ENGINE_AHEAD];
 	unsigned int ahead_next;
 
-	int stop_efd; /* kicks the engine's threads: stop, or read-ahead queued */
+	int stop_efd; /* readable once destroy has begun */
+	int kick_efd; /* read-ahead queued */
 	int stopping;
 	unsigned int spin_us;
 	pthread_t *threads;
-	unsigned int nthreads;
+	unsigned int nthreads, nthreads_wanted;
+	unsigned int thread_seq; /* numbers the threads as they start */
 
 	size_t overhead;
 	struct engine_counters c;

@@ -122,7 +122,7 @@ static void queue_ahead(struct libuffd_engine *e, const struct window *w, int wr
 	unsigned int i = __atomic_fetch_add(&e->ahead_next, 1, __ATOMIC_RELAXED) % ENGINE_AHEAD;
 	STORE(&e->ahead[i], ((uint64_t)(w->ahead_p + 1) << 9) | (uint64_t)!!wr << 8 | order);
 	uint64_t one = 1;
-	if (kick && write(e->stop_efd, &one, sizeof(one)) < 0)
+	if (kick && write(e->kick_efd, &one, sizeof(one)) < 0)
 		return; /* the counter is full: a kick is pending anyway */
 }
 
@@ -385,7 +385,7 @@ static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsi
 		prefetch_window(e, p, &w);
 		/* An idle handler thread takes the read-ahead at once; with one
 		 * thread, this one reads ahead after the batch. */
-		queue_ahead(e, &w, write, e->nthreads > 1);
+		queue_ahead(e, &w, write, e->nthreads_wanted > 1);
 		int r = resolve(e, base, p, min_sz(w.n, e->npages - p), write, more, &covered);
 		if (r < 0) {
 			/* The source failed: the access gets SIGBUS, as in the
@@ -437,13 +437,23 @@ static int read_ahead(struct libuffd_engine *e, struct pending *pd)
 static void *handler_main(void *arg)
 {
 	struct libuffd_engine *e = arg;
+	/* With several threads the first answers faults only (and is the
+	 * only one to spin), so that another reads ahead meanwhile. */
+	unsigned int seq = __atomic_fetch_add(&e->thread_seq, 1, __ATOMIC_RELAXED);
+	int reads_ahead = seq > 0 || e->mode == LIBUFFD_ENGINE_IN_THREAD || e->nthreads_wanted == 1;
+	int spins = e->spin_us && seq == 0;
 	struct libuffd_event *bufs = malloc(2 * PENDING * sizeof(*bufs));
 	struct pending cur = { bufs, 0, PENDING }, more = { bufs + PENDING, 0, PENDING };
-	struct pollfd pfd[2] = { { .fd = e->uffd, .events = POLLIN },
-				 { .fd = e->stop_efd, .events = POLLIN } };
+	/* Every thread polls the descriptor: the one woken on the faulting
+	 * CPU usually answers first, which on a VM beats waking one thread
+	 * (EPOLLEXCLUSIVE measured ten times slower here). */
+	struct pollfd pfd[3] = { { .fd = e->uffd, .events = POLLIN },
+				 { .fd = e->stop_efd, .events = POLLIN },
+				 { .fd = e->kick_efd, .events = POLLIN } };
+	nfds_t nfds = reads_ahead ? 3 : 2;
 	double spin_until = 0;
 
-	if (!bufs)
+	if (!bufs) /* destroy unregisters, which wakes the faults */
 		return NULL;
 	for (;;) {
 		int timeout = -1;
@@ -451,11 +461,11 @@ static void *handler_main(void *arg)
 			/* Poll before reading: a reader holds back resolvers
 			 * (wait_event_readers()), so it must not read blindly. */
 			timeout = spin_until && now_us() < spin_until ? 0 : -1;
-			if (poll(pfd, 2, timeout) < 0)
+			if (poll(pfd, nfds, timeout) < 0)
 				continue;
-			if (pfd[1].revents && !LOAD(&e->stopping)) {
+			if (nfds == 3 && pfd[2].revents) {
 				uint64_t v;
-				if (read(e->stop_efd, &v, sizeof(v)) < 0)
+				if (read(e->kick_efd, &v, sizeof(v)) < 0)
 					v = 0; /* another thread reset it */
 			}
 			if (pfd[0].revents)
@@ -470,12 +480,13 @@ static void *handler_main(void *arg)
 				more = t;
 				more.n = 0;
 			}
-			read_ahead(e, &cur); /* its faults: next round, without polling */
-			if (e->spin_us)
+			if (reads_ahead)
+				read_ahead(e, &cur); /* its faults: next round, without waiting */
+			if (spins)
 				spin_until = now_us() + e->spin_us;
 			continue;
 		}
-		if (read_ahead(e, &cur))
+		if (reads_ahead && read_ahead(e, &cur))
 			continue;
 		/* Stop only once nothing is pending: no fault is left waiting. */
 		if (LOAD(&e->stopping) && !(pfd[0].revents & POLLIN))
@@ -492,6 +503,7 @@ static int start_threads(struct libuffd_engine *e, unsigned int n)
 	pthread_attr_t attr;
 	sigset_t all, old;
 
+	e->nthreads_wanted = n;
 	e->threads = calloc(n, sizeof(*e->threads));
 	if (!e->threads)
 		return -ENOMEM;
@@ -603,6 +615,8 @@ static void free_engine(struct libuffd_engine *e)
 		close(e->uffd);
 	if (e->stop_efd >= 0)
 		close(e->stop_efd);
+	if (e->kick_efd >= 0)
+		close(e->kick_efd);
 	if (e->file_map)
 		munmap(e->file_map, e->file_map_len);
 	if (e->scratch)
@@ -669,7 +683,8 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	if (r < 0)
 		return r;
 	e->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (e->stop_efd < 0)
+	e->kick_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->stop_efd < 0 || e->kick_efd < 0)
 		return -errno;
 	r = libuffd_register(e->uffd, addr, len, LIBUFFD_REGISTER_MISSING, &ioctls);
 	if (r < 0)
@@ -713,7 +728,7 @@ LIBUFFD_EXPORT int libuffd_engine_create(void *addr, size_t len,
 	struct libuffd_engine *e = calloc(1, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
-	e->uffd = e->stop_efd = -1;
+	e->uffd = e->stop_efd = e->kick_efd = -1;
 	e->base = (uintptr_t)addr;
 	e->len = len;
 	e->page = (size_t)pg;

@@ -40,7 +40,7 @@
 #define DEFAULT_HOLD_MS 50
 #define MAX_LIST 16
 
-enum verdict_kind { V_PROTECTED, V_EXPOSED, V_UNAVAILABLE };
+enum verdict_kind { V_PROTECTED, V_EXPOSED, V_UNAVAILABLE, V_UNKNOWN };
 
 struct list {
 	char *item[MAX_LIST];
@@ -91,7 +91,7 @@ struct facts {
 	int device_stat; /* 0 or -errno */
 	struct stat device_st;
 	bool device_is_uffd; /* its rdev is the userfaultfd misc device */
-	struct acl_entry acl[MAX_LIST];
+	struct acl_entry *acl; /* every entry: the access check needs them all */
 	int n_acl;
 	struct list device_access; /* non-root identities that can open it */
 	bool device_world;
@@ -165,11 +165,19 @@ static const char *acl_tag(unsigned tag)
 /* system.posix_acl_access: a version word, then {u16 tag, u16 perm, u32 id}. */
 static void read_acl(struct facts *f)
 {
-	unsigned char buf[8 * (MAX_LIST + 1) + 4];
-	ssize_t n = getxattr(f->device, "system.posix_acl_access", buf, sizeof(buf));
+	ssize_t n = getxattr(f->device, "system.posix_acl_access", NULL, 0);
+	unsigned char *buf = n > 4 ? malloc((size_t)n) : NULL;
 
 	f->n_acl = 0;
-	for (ssize_t off = 4; n > 4 && off + 8 <= n && f->n_acl < MAX_LIST; off += 8) {
+	if (buf)
+		n = getxattr(f->device, "system.posix_acl_access", buf, (size_t)n);
+	if (buf && n > 4)
+		f->acl = calloc((size_t)(n - 4) / 8, sizeof(*f->acl));
+	if (!f->acl) {
+		free(buf);
+		return;
+	}
+	for (ssize_t off = 4; off + 8 <= n; off += 8) {
 		uint16_t tag, perm;
 		uint32_t id;
 		memcpy(&tag, buf + off, 2);
@@ -179,6 +187,7 @@ static void read_acl(struct facts *f)
 			.tag = acl_tag(tag), .id = (tag == 0x02 || tag == 0x08) ? (long)id : -1,
 			.perm = perm & 7 };
 	}
+	free(buf);
 }
 
 static const char *user_name(uid_t uid)
@@ -321,6 +330,28 @@ static const struct probe_identity *unprivileged(const struct facts *f)
 	return u->ran && !u->has_ptrace ? u : NULL;
 }
 
+/* Whether the attempt was made and created a descriptor. */
+static bool created(const struct probe_identity *u, enum probe_way way)
+{
+	return u->attempts[way].tried && u->attempts[way].result == 0;
+}
+
+/* A flag-less attempt that failed before any permission check (out of
+ * descriptors or memory, interrupted, cut off by the deadline) proves
+ * nothing either way.  An errno a seccomp filter gives every userfaultfd
+ * call (the marker call got it too) is that filter's refusal. */
+static bool inconclusive(const struct facts *f, const struct probe_identity *u, enum probe_way way)
+{
+	const struct probe_attempt *a = &u->attempts[way];
+	int e = -a->result;
+
+	if (!a->tried)
+		return true;
+	if (way == PROBE_SYSCALL && !f->marker_ours && e == f->marker_err)
+		return false;
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN || e == EINTR;
+}
+
 static void decide(struct facts *f, const struct probe_options *po)
 {
 	const struct probe_identity *u = unprivileged(f);
@@ -342,13 +373,16 @@ static void decide(struct facts *f, const struct probe_options *po)
 			 policy_name(&f->marker_policy), desc);
 	}
 	if (!u) {
+		/* Nothing was tried as an unprivileged process: no evidence
+		 * either way, so no "protected". */
 		f->complete = false;
-		f->verdict = V_PROTECTED;
+		f->verdict = V_UNKNOWN;
 		list_add(&f->not_checked, "no unprivileged probe could run: %s",
-			 f->probe.who[PROBE_UNPRIV].why_not[0] ? f->probe.who[PROBE_UNPRIV].why_not
-							      : f->probe.who[PROBE_SELF].why_not);
-		list_add(&f->reasons, "no unprivileged process was seen holding the kernel, but the probe "
-				      "did not run");
+			 f->probe.who[PROBE_SELF].ran ? "the caller cannot switch to another uid, "
+							"and has CAP_SYS_PTRACE itself"
+			 : f->probe.who[PROBE_UNPRIV].why_not[0] ? f->probe.who[PROBE_UNPRIV].why_not
+								 : f->probe.who[PROBE_SELF].why_not);
+		list_add(&f->reasons, "not determined: no process without privileges could be tried");
 		return;
 	}
 
@@ -365,7 +399,15 @@ static void decide(struct facts *f, const struct probe_options *po)
 		used += (size_t)snprintf(held + used, used < sizeof(held) ? sizeof(held) - used : 0,
 					 "%s%s", n_held > 1 ? ", " : "", stall_point_name((enum stall_point)p));
 	}
-	bool flagless = u->attempts[PROBE_SYSCALL].result == 0 || u->attempts[PROBE_DEVICE].result == 0;
+	bool flagless = created(u, PROBE_SYSCALL) || created(u, PROBE_DEVICE);
+	/* The device ignores the sysctl: whoever else can open it (a group,
+	 * an ACL entry, a non-root owner) can hold the kernel, unless the
+	 * uffdguard policy in force refuses its flag-less ioctl. */
+	struct call dev_call = { .path = CALL_DEVICE_IOCTL, .flags = 0 };
+	bool device_covered = f->marker_ours &&
+			      policy_decide(&f->marker_policy, false, &dev_call) == VERDICT_EPERM;
+	bool device_open_to_others = f->device_is_uffd && f->device_access.n && !device_covered &&
+				     !created(u, PROBE_DEVICE);
 	if (n_held) {
 		f->verdict = V_EXPOSED;
 		list_add(&f->reasons, "a process as uid %u without capabilities held the kernel inside %s "
@@ -379,17 +421,35 @@ static void decide(struct facts *f, const struct probe_options *po)
 				      "handles kernel-mode faults (%s)", (unsigned)u->uid,
 			 u->attempts[PROBE_SYSCALL].result == 0 ? "userfaultfd(2) without the flag"
 								 : "the device without the flag");
+	} else if (device_open_to_others) {
+		f->verdict = V_EXPOSED;
+		list_add(&f->reasons, "%s can open %s, which handles kernel-mode faults whatever %s "
+				      "says", f->device_access.item[0], f->device, KNOB_NAME);
+	} else if (inconclusive(f, u, PROBE_SYSCALL)) {
+		f->verdict = V_UNKNOWN;
+		list_add(&f->reasons, "not determined: the flag-less userfaultfd(2) attempt failed "
+				      "for a reason that is no refusal");
 	} else {
 		f->verdict = V_PROTECTED;
 	}
-	if (u->attempts[PROBE_SYSCALL].result == 0)
+	static const enum probe_way flagless_ways[] = { PROBE_SYSCALL, PROBE_DEVICE };
+	for (size_t i = 0; i < 2; i++) {
+		enum probe_way w = flagless_ways[i];
+		if (created(u, w) || !inconclusive(f, u, w))
+			continue;
+		f->complete = false;
+		list_add(&f->not_checked, "the %s attempt %s%s, which is no refusal",
+			 probe_way_name(w), u->attempts[w].tried ? "failed with " : "was not made",
+			 u->attempts[w].tried ? errname(u->attempts[w].result) : "");
+	}
+	if (created(u, PROBE_SYSCALL))
 		list_add(&f->reasons, "userfaultfd(2) without UFFD_USER_MODE_ONLY is allowed to "
 				      "unprivileged processes (%s = %d: %s)", KNOB_NAME, f->knob,
 			 knob_meaning(f->knob, f->new_semantics));
 	else
 		list_add(&f->reasons, "userfaultfd(2) without UFFD_USER_MODE_ONLY is refused to "
 				      "unprivileged processes (%s)", errname(u->attempts[PROBE_SYSCALL].result));
-	if (u->attempts[PROBE_DEVICE].result == 0)
+	if (created(u, PROBE_DEVICE))
 		list_add(&f->reasons, "%s is open to unprivileged processes and ignores %s", f->device,
 			 KNOB_NAME);
 	else
@@ -416,9 +476,11 @@ static void decide(struct facts *f, const struct probe_options *po)
 		list_add(&f->not_checked, "not root: the CAP_SYS_PTRACE probe was skipped");
 	}
 	for (int i = 0; i < f->device_access.n; i++)
-		if (u->attempts[PROBE_DEVICE].result != 0)
-			list_add(&f->warnings, "%s can open %s, which ignores %s: they can hold the kernel",
-				 f->device_access.item[i], f->device, KNOB_NAME);
+		if (!created(u, PROBE_DEVICE))
+			list_add(&f->warnings, "%s can open %s, which ignores %s%s",
+				 f->device_access.item[i], f->device, KNOB_NAME,
+				 device_covered ? " (the uffdguard policy in force covers it here)"
+						: ": they can hold the kernel");
 	if (u->fuse_open == 0 || f->fusermount.n)
 		list_add(&f->warnings, "unprivileged FUSE is possible (%s): a FUSE server can also stall "
 				       "the kernel, which no userfaultfd policy closes",
@@ -427,12 +489,16 @@ static void decide(struct facts *f, const struct probe_options *po)
 
 static int exit_code(enum verdict_kind v)
 {
-	return v == V_EXPOSED ? EXIT_EXPOSED : v == V_UNAVAILABLE ? EXIT_UNAVAILABLE : EXIT_PROTECTED;
+	static const int codes[] = { [V_PROTECTED] = EXIT_PROTECTED, [V_EXPOSED] = EXIT_EXPOSED,
+				     [V_UNAVAILABLE] = EXIT_UNAVAILABLE, [V_UNKNOWN] = EXIT_ERROR };
+	return codes[v];
 }
 
 static const char *verdict_word(enum verdict_kind v)
 {
-	return v == V_EXPOSED ? "exposed" : v == V_UNAVAILABLE ? "unavailable" : "protected";
+	static const char *const words[] = { [V_PROTECTED] = "protected", [V_EXPOSED] = "exposed",
+					     [V_UNAVAILABLE] = "unavailable", [V_UNKNOWN] = "unknown" };
+	return words[v];
 }
 
 /* ---- text ------------------------------------------------------------ */
@@ -450,14 +516,6 @@ static void print_list(const char *title, const struct list *l)
 {
 	for (int i = 0; i < l->n; i++)
 		printf("  %s %s\n", title, l->item[i]);
-}
-
-static const char *stall_label(int p)
-{
-	static const char *const labels[] = {
-		"setxattr value", "msgsnd payload", "pipe write", "sendmsg data", "read into page",
-	};
-	return labels[p];
 }
 
 static void print_stall(const struct stall_result *r)
@@ -566,7 +624,7 @@ static void print_text(const struct facts *f)
 		printf("\nstall probe (uid %u, descriptor %s, hold %d ms)\n", (unsigned)u->uid,
 		       probe_way_name((enum probe_way)u->stall_way), pr->hold_ms);
 		for (int p = 0; p < STALL_N_POINTS; p++) {
-			printf("  %-24s", stall_label(p));
+			printf("  %-24s", stall_point_label((enum stall_point)p));
 			print_stall(&u->stall[p]);
 		}
 	} else if (u) {
@@ -804,7 +862,7 @@ static void status_usage(FILE *out)
 	      "  --probe-timeout MS  deadline for each probe child (default 1000 + 10 x hold)\n"
 	      "  -h, --help        this text\n\n"
 	      "Exit status: 0 protected, 1 exposed, 2 usage error, 3 userfaultfd\n"
-	      "unavailable, 4 the status could not be determined.\n", out);
+	      "unavailable, 4 the status could not be determined (unknown).\n", out);
 }
 
 static int parse_ms(const char *opt, const char *s, int min, int max)
@@ -890,6 +948,7 @@ static int status_run(int argc, char **argv)
 	list_free(&f.reasons);
 	list_free(&f.warnings);
 	list_free(&f.not_checked);
+	free(f.acl);
 	return code;
 }
 

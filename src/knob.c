@@ -7,7 +7,7 @@
 
 #include "knob.h"
 
-bool knob_release_at_least(const char *release, int major, int minor)
+static bool release_at_least(const char *release, int major, int minor)
 {
 	int ma, mi;
 
@@ -18,7 +18,7 @@ bool knob_release_at_least(const char *release, int major, int minor)
 
 bool knob_new_semantics(const char *release)
 {
-	return knob_release_at_least(release, 5, 11);
+	return release_at_least(release, 5, 11);
 }
 
 int knob_read(void)

@@ -9,11 +9,8 @@
 #define KNOB_NAME "vm.unprivileged_userfaultfd"
 #define KNOB_PATH "/proc/sys/vm/unprivileged_userfaultfd"
 
-/* Whether a release string ("6.18.44-...") is at least major.minor; an
- * unparsable release counts as new. */
-bool knob_release_at_least(const char *release, int major, int minor);
-
-/* Linux 5.11 changed the meaning of 0 (see knob_meaning()). */
+/* Linux 5.11 changed the meaning of 0 (see knob_meaning()); an
+ * unparsable release ("6.18.44-...") counts as new. */
 bool knob_new_semantics(const char *release);
 
 /* The knob's value (0 or more), or -errno (-ENOENT: no userfaultfd). */

@@ -71,16 +71,24 @@ const char *probe_who_name(enum probe_who who)
 	return (unsigned)who < PROBE_N_WHO ? names[who] : "?";
 }
 
+static const struct {
+	const char *name, *label;
+} stall_points[] = {
+	[STALL_SETXATTR] = { "setxattr", "setxattr value" },
+	[STALL_MSGSND] = { "msgsnd", "msgsnd payload" },
+	[STALL_PIPE_WRITE] = { "pipe_write", "pipe write" },
+	[STALL_SENDMSG] = { "sendmsg", "sendmsg data" },
+	[STALL_READ] = { "read", "read into page" },
+};
+
 const char *stall_point_name(enum stall_point point)
 {
-	static const char *const names[] = {
-		[STALL_SETXATTR] = "setxattr",
-		[STALL_MSGSND] = "msgsnd",
-		[STALL_PIPE_WRITE] = "pipe_write",
-		[STALL_SENDMSG] = "sendmsg",
-		[STALL_READ] = "read",
-	};
-	return (unsigned)point < STALL_N_POINTS ? names[point] : "?";
+	return (unsigned)point < STALL_N_POINTS ? stall_points[point].name : "?";
+}
+
+const char *stall_point_label(enum stall_point point)
+{
+	return (unsigned)point < STALL_N_POINTS ? stall_points[point].label : "?";
 }
 
 const char *stall_outcome_name(enum stall_outcome outcome)
@@ -417,8 +425,12 @@ static void wait_children(struct child *kids, int n, struct probe_slot *slots[],
 			close(kids[i].pipe_fd);
 			id->timed_out = true;
 			int point = atomic_load(&slots[i]->current_point);
-			if (point >= 0)
-				id->stall[point].held_ms = killed_at - atomic_load(&slots[i]->started_ms);
+			if (point >= 0) {
+				/* held_ms if the fault was delivered, else took_us */
+				double ms = killed_at - atomic_load(&slots[i]->started_ms);
+				id->stall[point].held_ms = ms;
+				id->stall[point].took_us = ms * 1e3;
+			}
 		} else if (id->ran && !atomic_load(&slots[i]->done)) {
 			snprintf(id->why_not, sizeof(id->why_not), "the probe child died (%s %d)",
 				 WIFSIGNALED(status) ? "signal" : "exit status",
@@ -458,7 +470,8 @@ int probe_run(const struct probe_options *opts, struct probe_report *out)
 		if ((w == PROBE_SELF) == can_switch) {
 			snprintf(id->why_not, sizeof(id->why_not), "%s",
 				 can_switch ? "not needed: the caller can switch identity"
-					    : "not root: cannot switch to another uid");
+				 : geteuid() == 0 ? "no CAP_SETUID: cannot switch to another uid"
+						  : "not root: cannot switch to another uid");
 			continue;
 		}
 		ret = spawn(&shared[w], (enum probe_who)w, uid, &o, &kids[n]);

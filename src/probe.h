@@ -98,7 +98,8 @@ int probe_run(const struct probe_options *opts, struct probe_report *out);
 
 const char *probe_way_name(enum probe_way way);
 const char *probe_who_name(enum probe_who who);
-const char *stall_point_name(enum stall_point point);
+const char *stall_point_name(enum stall_point point);  /* the JSON name */
+const char *stall_point_label(enum stall_point point); /* for the text table */
 const char *stall_outcome_name(enum stall_outcome outcome);
 
 /* Whether the caller can switch to another uid (root with CAP_SETUID). */

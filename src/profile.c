@@ -252,8 +252,25 @@ static int check_filter(struct ctx *c, struct json_object *f, const char *where)
 struct rule_info {
 	struct action action;
 	bool conditional;
+	bool filtered; /* includes/excludes restrict it to some containers */
 	bool names_uffd, names_ioctl;
 };
+
+/* Whether a Docker-format includes/excludes object sets any condition. */
+static bool filter_restricts(struct json_object *f)
+{
+	if (!json_object_is_type(f, json_type_object))
+		return false;
+	json_object_object_foreach(f, key, val)
+	{
+		(void)key;
+		if (json_object_is_type(val, json_type_array) ? json_object_array_length(val) > 0
+		    : json_object_is_type(val, json_type_string) ? *json_object_get_string(val) != '\0'
+								   : !json_object_is_type(val, json_type_null))
+			return true;
+	}
+	return false;
+}
 
 static int check_rule(struct ctx *c, struct json_object *r, size_t idx, struct rule_info *ri)
 {
@@ -327,18 +344,30 @@ static int check_rule(struct ctx *c, struct json_object *r, size_t idx, struct r
 		ri->conditional = json_object_array_length(args) > 0;
 	}
 	static const char *const filters[] = { "includes", "excludes" };
+	ri->filtered = false;
 	for (size_t k = 0; k < 2; k++) {
 		snprintf(w, sizeof(w), "%s.%s", where, filters[k]);
 		f = NULL;
 		json_object_object_get_ex(r, filters[k], &f);
 		if ((ret = check_filter(c, f, w)) < 0)
 			return ret;
+		ri->filtered |= filter_restricts(f);
 	}
 	snprintf(w, sizeof(w), "%s.args", where);
 	if (ri->names_ioctl && ri->conditional && c->p->cover_device)
 		return bad(c->err, w,
 			   "a conditional rule for ioctl is not supported: its conditions could "
 			   "overlap USERFAULTFD_IOC_NEW (0x%x)", IOC_NEW);
+	/* The containers such a rule leaves out get ioctl from a permitting
+	 * default, and so need our refusal of USERFAULTFD_IOC_NEW; where it
+	 * applies too, its other errno would overlap that refusal. */
+	if (ri->names_ioctl && ri->filtered && c->p->cover_device &&
+	    known_actions[c->def.kind].permits && !known_actions[ri->action.kind].permits &&
+	    !action_equal(&ri->action, &eperm_action))
+		return bad(c->err, where,
+			   "a rule that refuses ioctl to some containers only is not supported in a "
+			   "base whose default action permits: the others need a refusal of "
+			   "USERFAULTFD_IOC_NEW that would overlap it with another action");
 	return 0;
 }
 
@@ -469,6 +498,7 @@ static struct json_object *cell_rule(struct ctx *c, const char *name, const stru
 				   *exc = filter_copy(tmpl, "excludes"), *arches;
 		json_object_object_add(r, "comment", json_object_new_string(cell_comment(cl, name)));
 		if (json_object_object_get_ex(inc, "arches", &arches) &&
+		    json_object_is_type(arches, json_type_array) &&
 		    json_object_array_length(arches) > 0) {
 			if (!str_array_has(arches, PROFILE_HOST_ARCH)) {
 				json_object_put(inc);
@@ -564,7 +594,9 @@ static bool remove_names(struct json_object *rule, const char *drop, const char 
 {
 	struct json_object *names, *name;
 
-	if (json_object_object_get_ex(rule, "name", &name)) {
+	/* check_rule(): a "name" that is not null is a string, else "names"
+	 * is an array of strings. */
+	if (json_object_object_get_ex(rule, "name", &name) && name) {
 		const char *s = json_object_get_string(name);
 		return !((drop && !strcmp(s, drop)) || (drop2 && !strcmp(s, drop2)));
 	}
@@ -626,7 +658,8 @@ int profile_merge(struct json_object *base, const struct policy *p, enum profile
 		bool split_ioctl = p->cover_device && ri->names_ioctl &&
 				   known_actions[ri->action.kind].permits;
 
-		ioctl_named |= p->cover_device && ri->names_ioctl;
+		/* A rule for some containers only leaves the others to the default. */
+		ioctl_named |= p->cover_device && ri->names_ioctl && !ri->filtered;
 		if (!ri->names_uffd && !split_ioctl) {
 			json_object_array_add(c.out, json_object_get(r));
 			continue;
@@ -651,7 +684,8 @@ int profile_merge(struct json_object *base, const struct policy *p, enum profile
 	free(info);
 	if (!uffd_done)
 		emit_call(&c, "userfaultfd", &allow_action, NULL);
-	/* No rule names ioctl: the default action decides it. */
+	/* No rule names ioctl for every container: the default action decides
+	 * it, for all or for the containers the rules leave out. */
 	if (p->cover_device && !ioctl_named && known_actions[c.def.kind].permits)
 		emit_call(&c, "ioctl", &c.def, NULL);
 	json_object_object_add(base, "syscalls", c.out);

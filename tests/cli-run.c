@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -7,6 +8,8 @@
 #include "cli-run.h"
 #include "harness.h"
 #include "identity.h"
+
+void (*cli_pre_exec)(void);
 
 const char *cli_path(void)
 {
@@ -54,6 +57,8 @@ void cli_run(enum who who, const char *const *args, struct cli_result *r)
 			_exit(126);
 		dup2(out[1], 1);
 		dup2(err[1], 2);
+		if (cli_pre_exec)
+			cli_pre_exec();
 		execv(bin, (char **)argv);
 		_exit(127);
 	}
@@ -134,4 +139,37 @@ int jbool(json_object *root, const char *path)
 	if (!json_object_is_type(o, json_type_boolean))
 		FAIL("JSON path %s is not a boolean: %s", path, o ? json_object_to_json_string(o) : "null");
 	return json_object_get_boolean(o);
+}
+
+void read_text(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		FAIL("%s: %s", path, strerror(errno));
+	size_t n = fread(buf, 1, size - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+	if (!f)
+		FAIL("%s: %s", path, strerror(errno));
+	fputs(text, f);
+	ASSERT_EQ(fclose(f), 0);
+}
+
+size_t dir_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d)
+		FAIL("%s: %s", dir, strerror(errno));
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return n;
 }

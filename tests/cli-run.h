@@ -14,6 +14,10 @@ struct cli_result {
 	json_object *json; /* stdout parsed by cli_json() */
 };
 
+/* When set, called in the child just before it runs the binary: to give
+ * it a limit or a capability set the test itself must not have. */
+extern void (*cli_pre_exec)(void);
+
 /* Run $UFFDGUARD args... as `who`, capturing stdout and stderr. */
 void cli_run(enum who who, const char *const *args, struct cli_result *r);
 #define CLI(who, r, ...) cli_run(who, (const char *const[]){ __VA_ARGS__, NULL }, r)
@@ -28,6 +32,14 @@ json_object *jat(json_object *root, const char *path);
 const char *jstr(json_object *root, const char *path); /* "null" for null */
 long long jint(json_object *root, const char *path);
 int jbool(json_object *root, const char *path);
+
+/* Files the command reads and writes: the whole text of a file (into
+ * buf, NUL-terminated, failing the test if it cannot be read), a file
+ * created with `text`, and how many entries a directory has (to see
+ * that no temporary file was left behind). */
+void read_text(const char *path, char *buf, size_t size);
+void write_text(const char *path, const char *text);
+size_t dir_entries(const char *dir);
 
 #define ASSERT_STREQ(a, b)                                                          \
 	do {                                                                        \

@@ -226,23 +226,29 @@ BOTH_MODES(memory_source_partial_last_page)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+struct fill_ctx {
+	uint64_t seed;
+	size_t page; /* sysconf() is not async-signal-safe: learnt before */
+};
+
 /* Async-signal-safe: the in-thread mode calls it from SIGBUS. */
 static int fill_pattern(void *ctx, uint64_t offset, void *dst, size_t len)
 {
-	uint64_t *d = dst, seed = *(uint64_t *)ctx;
-	size_t words = page_size() / 8;
+	const struct fill_ctx *c = ctx;
+	uint64_t *d = dst;
+	size_t words = c->page / 8;
 	for (size_t i = 0; i < len / 8; i++)
-		d[i] = pattern(offset / page_size() + i / words, i % words, seed);
+		d[i] = pattern(offset / c->page + i / words, i % words, c->seed);
 	return 0;
 }
 
 BOTH_MODES(callback_source)
 {
 	size_t n = 1024, pg = page_size();
-	uint64_t seed = 6;
+	struct fill_ctx c = { 6, pg };
 	char *r = map_pages(n);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
-					   .fill = fill_pattern, .ctx = &seed };
+					   .fill = fill_pattern, .ctx = &c };
 	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 2);
 	ASSERT_EQ(first_bad_page(r, 0, n, 6), -1);
 	ASSERT_EQ(stats(e).pages, n);
@@ -254,6 +260,53 @@ static int fill_fails(void *ctx, uint64_t offset, void *dst, size_t len)
 	return -EIO;
 }
 
+/* Holds the handler thread inside the first resolution until released. */
+static volatile int held, release_hold;
+
+static int fill_slow_once(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	if (!held) {
+		held = 1;
+		while (!release_hold)
+			usleep(1000);
+	}
+	memset(dst, 0x5a, len);
+	return 0;
+}
+
+static void *touch_page(void *p)
+{
+	return (void *)(uintptr_t)*(volatile unsigned char *)p;
+}
+
+TEST(handler_threads_fold_duplicate_faults)
+{
+	size_t pg = page_size();
+	char *r = map_pages(64);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_slow_once };
+	struct libuffd_engine *e = serve(r, 64 * pg, &s, HT, 1);
+	pthread_t first, dup[4];
+	ASSERT_EQ(pthread_create(&first, NULL, touch_page, r), 0);
+	while (!held)
+		usleep(1000);
+	/* The handler is busy: four faults on one page queue up and are
+	 * read in one batch. */
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(pthread_create(&dup[i], NULL, touch_page, r + 40 * pg), 0);
+	usleep(300 * 1000);
+	release_hold = 1;
+	void *v;
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(pthread_join(dup[i], &v), 0);
+		ASSERT_EQ((uintptr_t)v, 0x5a);
+	}
+	ASSERT_EQ(pthread_join(first, &v), 0);
+	struct libuffd_engine_stats st = stats(e);
+	ASSERT_EQ(st.faults, 2);
+	ASSERT_EQ(st.folded, 3);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
 
 /* A SIGBUS handler installed before the engine: the in-thread mode
  * must chain to it for what it does not resolve. */

@@ -388,6 +388,19 @@ static struct json_object *parse_ok(const char *text)
 	return o;
 }
 
+/* The base text merged for policy p; fails the test if it is refused. */
+static struct json_object *merge_ok(const char *text, size_t len, const struct policy *p,
+				    enum profile_format fmt)
+{
+	struct profile_error e;
+	struct json_object *prof = profile_parse(text, len, &e);
+	if (!prof)
+		FAIL("parse: %s: %s", e.where, e.reason);
+	if (profile_merge(prof, p, fmt, &e) < 0)
+		FAIL("merge: %s: %s", e.where, e.reason);
+	return prof;
+}
+
 /* ---- Standalone fragments ------------------------------------------ */
 
 TEST(standalone_fragments_mean_the_policy)
@@ -534,10 +547,8 @@ TEST(merge_into_allow_list_base)
 {
 	for (size_t i = 0; i < 3; i++) {
 		struct policy p = preset(presets[i]);
-		struct json_object *prof = parse_ok(allow_list_base);
-		struct profile_error e;
-		if (profile_merge(prof, &p, PROFILE_FORMAT_DOCKER, &e) < 0)
-			FAIL("merge: %s: %s", e.where, e.reason);
+		struct json_object *prof =
+			merge_ok(allow_list_base, strlen(allow_list_base), &p, PROFILE_FORMAT_DOCKER);
 		check_rest_kept(allow_list_base, prof);
 		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
 		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
@@ -550,14 +561,73 @@ TEST(merge_into_deny_list_base)
 	for (size_t i = 0; i < 3; i++) {
 		for (int fmt = 0; fmt < 2; fmt++) {
 			struct policy p = preset(presets[i]);
-			struct json_object *prof = parse_ok(deny_list_base);
-			struct profile_error e;
-			if (profile_merge(prof, &p, (enum profile_format)fmt, &e) < 0)
-				FAIL("merge: %s: %s", e.where, e.reason);
+			struct json_object *prof = merge_ok(deny_list_base, strlen(deny_list_base), &p,
+							    (enum profile_format)fmt);
 			check_rest_kept(deny_list_base, prof);
 			check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
 			check_meaning(prof, &p, true, fmt == PROFILE_FORMAT_DOCKER,
 				      SECCOMP_RET_ALLOW);
+			json_object_put(prof);
+		}
+	}
+}
+
+/* A deny-list base whose ioctl rule holds for some containers only: the
+ * others get ioctl, USERFAULTFD_IOC_NEW included, from the default. */
+TEST(merge_keeps_the_policy_where_a_conditional_ioctl_rule_does_not_apply)
+{
+	static const char base[] =
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+		" \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+		"{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_LOG\","
+		" \"includes\": {\"caps\": [\"CAP_SYS_ADMIN\"]}}]}";
+	static const char refusing[] =
+		"{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": ["
+		"{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 13,"
+		" \"excludes\": {\"caps\": [\"CAP_SYS_ADMIN\"]}}]}";
+
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = merge_ok(base, strlen(base), &p, PROFILE_FORMAT_DOCKER);
+		/* Containers without CAP_SYS_ADMIN: the rule does not apply. */
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+		json_object_put(prof);
+	}
+	/* Refusing ioctl with another errno to some containers only cannot be
+	 * combined without overlap: refused, with the place. */
+	struct policy p = preset("user-mode-only");
+	struct json_object *prof = parse_ok(refusing);
+	struct profile_error e;
+	ASSERT_EQ(profile_merge(prof, &p, PROFILE_FORMAT_DOCKER, &e), -EINVAL);
+	ASSERT_TRUE(!strcmp(e.where, "syscalls[0]"));
+	json_object_put(prof);
+}
+
+/* JSON nulls where a base may leave a field out mean "absent". */
+TEST(merge_reads_null_fields_as_absent)
+{
+	static const char *const bases[] = {
+		/* null conditions are no conditions (and no crash) */
+		"{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+		" \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": [{\"names\": [\"read\","
+		" \"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"arches\": null,"
+		" \"caps\": null}, \"excludes\": {\"caps\": null}}]}",
+		/* a null "name" beside "names" is no name */
+		"{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+		" \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": [{\"name\": null,"
+		" \"names\": [\"userfaultfd\", \"ioctl\", \"read\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
+	};
+	for (size_t b = 0; b < 2; b++) {
+		for (size_t i = 0; i < 3; i++) {
+			struct policy p = preset(presets[i]);
+			struct json_object *prof =
+				merge_ok(bases[b], strlen(bases[b]), &p, PROFILE_FORMAT_DOCKER);
+			check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+			check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+			char *text = profile_serialize(prof);
+			ASSERT_TRUE(strstr(text, "\"read\"") != NULL);
+			free(text);
 			json_object_put(prof);
 		}
 	}
@@ -575,11 +645,7 @@ TEST(merge_into_podmans_default_profile)
 	text[len] = '\0';
 	for (size_t i = 0; i < 3; i++) {
 		struct policy p = preset(presets[i]);
-		struct profile_error e;
-		struct json_object *prof = profile_parse(text, len, &e);
-		ASSERT_TRUE(prof != NULL);
-		if (profile_merge(prof, &p, PROFILE_FORMAT_DOCKER, &e) < 0)
-			FAIL("merge: %s: %s", e.where, e.reason);
+		struct json_object *prof = merge_ok(text, len, &p, PROFILE_FORMAT_DOCKER);
 		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
 		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
 		json_object_put(prof);
@@ -676,25 +742,6 @@ TEST(malformed_or_unsupported_bases_are_refused_with_the_place)
 
 /* ---- The command line -------------------------------------------------- */
 
-static size_t count_entries(const char *dir)
-{
-	char cmd[PATH_MAX + 32];
-	snprintf(cmd, sizeof(cmd), "ls -A %s | wc -l", dir);
-	FILE *p = popen(cmd, "r");
-	size_t n = 0;
-	ASSERT_TRUE(p && fscanf(p, "%zu", &n) == 1);
-	pclose(p);
-	return n;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "we");
-	ASSERT_TRUE(f != NULL);
-	fputs(text, f);
-	ASSERT_EQ(fclose(f), 0);
-}
-
 TEST(cli_writes_atomically_and_nothing_on_error)
 {
 	char dir[] = "/tmp/uffdguard-profile.XXXXXX", base[PATH_MAX], badb[PATH_MAX],
@@ -712,7 +759,7 @@ TEST(cli_writes_atomically_and_nothing_on_error)
 	CLI(WHO_ROOT, &r, "profile", "--base", badb, "-o", out);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_TRUE(access(out, F_OK) < 0);
-	ASSERT_EQ(count_entries(dir), 2);
+	ASSERT_EQ(dir_entries(dir), 2);
 	ASSERT_CONTAINS(r.err, "bad.json: syscalls[0].action: unknown action 'SCMP_ACT_NOPE'");
 
 	/* Success replaces the file (a new inode), leaves no temporary. */
@@ -724,12 +771,9 @@ TEST(cli_writes_atomically_and_nothing_on_error)
 	ASSERT_EQ(r.status, 0);
 	ASSERT_SYS(stat(out, &after));
 	ASSERT_NE(before.st_ino, after.st_ino);
-	ASSERT_EQ(count_entries(dir), 3);
-	FILE *f = fopen(out, "re");
+	ASSERT_EQ(dir_entries(dir), 3);
 	static char text[1 << 16];
-	size_t len = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[len] = '\0';
+	read_text(out, text, sizeof(text));
 	struct json_object *prof = parse_ok(text);
 	struct policy p = preset("deny");
 	check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
@@ -740,7 +784,7 @@ TEST(cli_writes_atomically_and_nothing_on_error)
 	ASSERT_EQ(r.status, 1);
 	ASSERT_SYS(stat(out, &before));
 	ASSERT_EQ(before.st_ino, after.st_ino);
-	ASSERT_EQ(count_entries(dir), 3);
+	ASSERT_EQ(dir_entries(dir), 3);
 
 	/* Usage errors are exit 2. */
 	CLI(WHO_ROOT, &r, "profile", "--format", "yaml");

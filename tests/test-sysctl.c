@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* uffdguard sysctl show | apply, on the real knob (restored after each
  * case by the harness) and with drop-ins in a private directory. */
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -90,28 +89,6 @@ TEST(old_kernel_meaning_is_refused_unless_forced)
 	ASSERT_EQ(sysctl_get(), 1);
 }
 
-static void read_file(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	ASSERT_TRUE(f != NULL);
-	size_t n = fread(buf, 1, size - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-}
-
-static int count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	ASSERT_TRUE(d != NULL);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 TEST(persist_writes_a_drop_in_atomically)
 {
 	struct cli_result r;
@@ -121,22 +98,19 @@ TEST(persist_writes_a_drop_in_atomically)
 	require_root();
 	ASSERT_TRUE(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/60-uffdguard.conf", dir);
-	FILE *f = fopen(path, "we");
-	ASSERT_TRUE(f != NULL);
-	fputs("vm.unprivileged_userfaultfd = 1\n# old\n", f);
-	fclose(f);
+	write_text(path, "vm.unprivileged_userfaultfd = 1\n# old\n");
 
 	sysctl_set(1);
 	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--persist", path);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_EQ(sysctl_get(), 0);
 	ASSERT_CONTAINS(r.out, "persisted in ");
-	read_file(path, text, sizeof(text));
+	read_text(path, text, sizeof(text));
 	ASSERT_CONTAINS(text, "\nvm.unprivileged_userfaultfd = 0\n");
 	ASSERT_TRUE(!strstr(text, "# old"));
 	ASSERT_SYS(stat(path, &st));
 	ASSERT_EQ(st.st_mode & 07777, 0644);
-	ASSERT_EQ(count_entries(dir), 1); /* no temporary file left */
+	ASSERT_EQ(dir_entries(dir), 1); /* no temporary file left */
 
 	CLI(WHO_ROOT, &r, "sysctl", "apply", "allow", "");
 	ASSERT_EQ(r.status, 2); /* an empty extra argument */
@@ -144,9 +118,9 @@ TEST(persist_writes_a_drop_in_atomically)
 	snprintf(opt, sizeof(opt), "--persist=%s", path);
 	CLI(WHO_ROOT, &r, "sysctl", "apply", opt, "allow");
 	ASSERT_EQ(r.status, 0);
-	read_file(path, text, sizeof(text));
+	read_text(path, text, sizeof(text));
 	ASSERT_CONTAINS(text, "\nvm.unprivileged_userfaultfd = 1\n");
-	ASSERT_EQ(count_entries(dir), 1);
+	ASSERT_EQ(dir_entries(dir), 1);
 
 	/* A directory that does not exist: the knob is set, the drop-in is
 	 * reported as failed. */
