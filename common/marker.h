@@ -31,7 +31,8 @@ static inline int marker_errno(enum marker_mode mode, const struct policy *p)
 		(p->unprivileged_userfaultfd ? 1 : 0));
 }
 
-/* Decodes an errno from the marker call; false if it is not ours. */
+/* Decodes an errno from the marker call (the policy with the privilege
+ * test of that mode); false if it is not ours. */
 static inline bool marker_decode(int err, enum marker_mode *mode, struct policy *p)
 {
 	int v = err - UFFDGUARD_MARKER_ERRNO_BASE;
@@ -43,6 +44,8 @@ static inline bool marker_decode(int err, enum marker_mode *mode, struct policy 
 	p->unprivileged_userfaultfd_user_mode_only = v >> 1 & 1;
 	p->cover_device = v >> 2 & 1;
 	*mode = (enum marker_mode)(v >> 3 & 1);
+	/* The mode implies the privilege test (see uffdguard-run(1)). */
+	p->privilege = *mode == MARKER_MODE_FILTER ? POLICY_PRIV_NOBODY : POLICY_PRIV_CAP_SYS_PTRACE;
 	return true;
 }
 

@@ -30,13 +30,6 @@ enum verdict policy_decide(const struct policy *p, bool privileged, const struct
 	return VERDICT_ALLOW;
 }
 
-bool policy_may_refuse(const struct policy *p, enum call_path path)
-{
-	if (path == CALL_DEVICE_IOCTL && !p->cover_device)
-		return false;
-	return !p->unprivileged_userfaultfd || p->unprivileged_userfaultfd_user_mode_only;
-}
-
 static const struct {
 	const char *name;
 	const char *alias; /* the reviewer's single knob */

@@ -72,10 +72,6 @@ enum verdict {
  * is always ALLOW. */
 enum verdict policy_decide(const struct policy *p, bool privileged, const struct call *c);
 
-/* Whether some caller could be refused EPERM for some flags on this path:
- * the calls a supervisor must see. */
-bool policy_may_refuse(const struct policy *p, enum call_path path);
-
 /* Presets: "allow" {1,0}, "user-mode-only" {1,1}, "deny" {0,0}, and the
  * reviewer's single knob "0" (deny), "1" (allow), "2" (user-mode-only).
  * Returns 0, or -EINVAL with a message listing the valid names. */

@@ -92,8 +92,10 @@ static int recv_fd(int sock)
 /* The child: protect itself, hand over the listener, then become CMD.
  * Nothing here may run CMD unprotected. */
 __attribute__((noreturn)) static void child_main(scmp_filter_ctx ctx, int sock,
-						 const sigset_t *mask, char **cmd)
+						 const sigset_t *mask, const struct sigaction *chld,
+						 char **cmd)
 {
+	sigaction(SIGCHLD, chld, NULL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
 		fprintf(stderr, "uffdguard run: PR_SET_NO_NEW_PRIVS: %s; not starting %s\n",
@@ -261,6 +263,10 @@ static int run_run(int argc, char **argv)
 			die(EXIT_RUN_FAILED, "run: socketpair: %s", strerror(errno));
 	}
 
+	/* An inherited SIG_IGN would have the kernel reap the child unseen
+	 * (no SIGCHLD, no status): ours is the default, CMD gets it back. */
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, chld;
+	sigaction(SIGCHLD, &dfl, &chld);
 	sigset_t mask, old;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -280,7 +286,7 @@ static int run_run(int argc, char **argv)
 		close(sigfd);
 		if (sock[0] >= 0)
 			close(sock[0]);
-		child_main(ctx, sock[1], &old, argv + optind);
+		child_main(ctx, sock[1], &old, &chld, argv + optind);
 	}
 	seccomp_release(ctx);
 

@@ -289,9 +289,6 @@ static void gather_process(struct facts *f)
 	if (fd >= 0)
 		close((int)fd);
 	f->marker_ours = fd < 0 && marker_decode(f->marker_err, &f->marker_mode, &f->marker_policy);
-	/* A filter cannot see capabilities: it treats every caller as unprivileged. */
-	if (f->marker_ours && f->marker_mode == MARKER_MODE_FILTER)
-		f->marker_policy.privilege = POLICY_PRIV_NOBODY;
 }
 
 static void gather_fuse(struct facts *f)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
 #include <linux/audit.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <linux/userfaultfd.h>
 #include <stdio.h>
@@ -93,8 +94,18 @@ static int build_notifying(scmp_filter_ctx ctx)
 	int r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(userfaultfd), 0);
 	if (r < 0)
 		return r;
-	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
-				SCMP_A1_32(SCMP_CMP_MASKED_EQ, LOW32, USERFAULTFD_IOC_NEW));
+	r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(ioctl), 1,
+			     SCMP_A1_32(SCMP_CMP_MASKED_EQ, LOW32, USERFAULTFD_IOC_NEW));
+	if (r < 0)
+		return r;
+	/* Of two filters answering USER_NOTIF the newest wins, and the kernel
+	 * refuses a second listener (EBUSY) only while ours is open: once the
+	 * supervisor is gone, the tree could stack its own listener and
+	 * continue every call itself.  Keep the EBUSY for good. */
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EBUSY), SCMP_SYS(seccomp), 2,
+				SCMP_A0_32(SCMP_CMP_MASKED_EQ, LOW32, SECCOMP_SET_MODE_FILTER),
+				SCMP_A1_32(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+					   SECCOMP_FILTER_FLAG_NEW_LISTENER));
 }
 
 int filter_build(const struct policy *p, enum marker_mode mode, scmp_filter_ctx *out, char *err,

@@ -2,9 +2,9 @@
 /*
  * A policy compiled to a seccomp filter with libseccomp.  Only
  * userfaultfd(2) (x86-64, x32, i386) and ioctl(2) with the low 32 bits of
- * the command equal to USERFAULTFD_IOC_NEW get rules; every other system
- * call is allowed unconditionally, so the kernel's seccomp action cache
- * skips the filter for it.
+ * the command equal to USERFAULTFD_IOC_NEW get rules (and seccomp(2) in
+ * supervise mode); every other system call is allowed unconditionally, so
+ * the kernel's seccomp action cache skips the filter for it.
  */
 #ifndef UFFDGUARD_FILTER_H
 #define UFFDGUARD_FILTER_H
@@ -21,7 +21,9 @@
  * errno for userfaultfd(UFFDGUARD_MARKER_FLAGS); the kernel's own flag
  * check gives the EINVAL.  MARKER_MODE_SUPERVISE: every userfaultfd() and
  * every USERFAULTFD_IOC_NEW goes to the user-notification listener (the
- * knobs may change while it runs, so any of them may be refused).
+ * knobs may change while it runs, so any of them may be refused), and
+ * seccomp(SECCOMP_SET_MODE_FILTER) with SECCOMP_FILTER_FLAG_NEW_LISTENER
+ * fails with EBUSY even after the supervisor is gone.
  * Returns 0 or -errno with a message in err. */
 int filter_build(const struct policy *p, enum marker_mode mode, scmp_filter_ctx *ctx,
 		 char *err, size_t err_size);

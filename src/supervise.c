@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -54,7 +55,8 @@ static int control_init(struct supervisor *s, const char *dir, char *err, size_t
 	else if (errno != EEXIST)
 		goto fail;
 	stage = "open";
-	s->control_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Not through a symlink: the checks below must be about DIR itself. */
+	s->control_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (s->control_dirfd < 0)
 		goto fail;
 	/* Whoever can write the knob files sets the policy. */
@@ -91,6 +93,22 @@ int supervisor_init(struct supervisor *s, const struct policy *p, const char *au
 {
 	*s = (struct supervisor){ .policy = *p, .listener = -1, .audit_fd = -1, .inotify_fd = -1,
 				  .control_dirfd = -1 };
+	/* The tree may run as our user: undumpable, it can neither ptrace us
+	 * nor pidfd_getfd() the listener and answer "continue" itself. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		snprintf(err, err_size, "PR_SET_DUMPABLE: %s", strerror(errno));
+		return -errno;
+	}
+	/* Notifications name threads in our pid namespace: a /proc of another
+	 * one (unshare -p without a new /proc) would lend us the credentials
+	 * of whatever process has that number there. */
+	char self[32];
+	ssize_t len = readlink("/proc/self", self, sizeof(self) - 1);
+	if (len <= 0 || (self[len] = '\0', strtol(self, NULL, 10) != getpid())) {
+		snprintf(err, err_size, "/proc is not the procfs of this pid namespace, so the "
+			 "callers' credentials cannot be read");
+		return -ESRCH;
+	}
 	struct seccomp_notif_sizes sizes;
 	if (syscall(__NR_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) < 0) {
 		snprintf(err, err_size, "seccomp user notification unavailable: %s", strerror(errno));
@@ -120,6 +138,24 @@ int supervisor_init(struct supervisor *s, const struct policy *p, const char *au
 	return 0;
 }
 
+/* Take knob i from its file, or put the value in force back into it. */
+static void read_knob(struct supervisor *s, size_t i)
+{
+	char value[32] = "", assignment[128], err[256];
+	int fd = openat(s->control_dirfd, knob_names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t len = fd >= 0 ? read(fd, value, sizeof(value) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	value[len > 0 ? len : 0] = '\0';
+	value[strcspn(value, " \t\n")] = '\0';
+	snprintf(assignment, sizeof(assignment), "%s=%s", knob_names[i], value);
+	if (policy_set_knob(&s->policy, assignment, err, sizeof(err)) < 0) {
+		warn("control: %s; keeping %s=%d", err, knob_names[i], knob_value(&s->policy, i));
+		write_knob(s, i); /* show the value in force */
+	}
+}
+
 void supervisor_control(struct supervisor *s)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -131,24 +167,11 @@ void supervisor_control(struct supervisor *s)
 		for (char *ptr = buf; ptr < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)ptr;
 			ptr += sizeof(*ev) + ev->len;
-			for (size_t i = 0; ev->len && i < N_KNOBS; i++) {
-				if (strcmp(ev->name, knob_names[i]))
-					continue;
-				char value[32] = "", assignment[128], err[256];
-				int fd = openat(s->control_dirfd, knob_names[i],
-						O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-				ssize_t len = fd >= 0 ? read(fd, value, sizeof(value) - 1) : -1;
-				if (fd >= 0)
-					close(fd);
-				value[len > 0 ? len : 0] = '\0';
-				value[strcspn(value, " \t\n")] = '\0';
-				snprintf(assignment, sizeof(assignment), "%s=%s", knob_names[i], value);
-				if (policy_set_knob(&s->policy, assignment, err, sizeof(err)) < 0) {
-					warn("control: %s; keeping %s=%d", err, knob_names[i],
-					     knob_value(&s->policy, i));
-					write_knob(s, i); /* show the value in force */
-				}
-			}
+			/* Events were lost: any knob may have changed. */
+			bool all = ev->mask & IN_Q_OVERFLOW;
+			for (size_t i = 0; i < N_KNOBS; i++)
+				if (all || (ev->len && !strcmp(ev->name, knob_names[i])))
+					read_knob(s, i);
 		}
 	}
 }
@@ -282,7 +305,8 @@ int supervisor_handle(struct supervisor *s)
 	memset(resp, 0, s->resp_size);
 	resp->id = req->id;
 	if (!ours) {
-		resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+		/* The filter sends nothing else; should it, fail closed. */
+		resp->error = -EPERM;
 	} else if (filter_is_marker(&call)) {
 		resp->error = -marker_errno(MARKER_MODE_SUPERVISE, &s->policy);
 		verdict_text = "marker";

@@ -32,7 +32,8 @@ struct supervisor {
 	size_t req_size, resp_size;
 };
 
-/* Open the audit file (appending, created 0600) and create the control
+/* Make this process non-dumpable, check that /proc is our pid namespace's,
+ * open the audit file (appending, created 0600) and create the control
  * directory, both optional (NULL).  Returns 0 or -errno with a message. */
 int supervisor_init(struct supervisor *s, const struct policy *p, const char *audit_path,
 		    const char *control_dir, char *err, size_t err_size);

@@ -7,9 +7,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/userfaultfd.h>
+#include <stddef.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -20,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -167,6 +173,30 @@ static int bypass(int argc, char **argv)
 	}
 	int status;
 	waitpid(pid, &status, 0);
+
+	/* Root of a user namespace of its own: every capability, none of
+	 * them in the initial namespace. */
+	int p[2], e = -1;
+	if (pipe(p) < 0)
+		fatal("pipe");
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (unshare(CLONE_NEWUSER) < 0)
+			e = -1; /* no user namespaces here */
+		else
+			e = identity_has_cap(CAP_SYS_PTRACE) ? uffd(0) : -2;
+		_exit(write(p[1], &e, sizeof(e)) == sizeof(e) ? 0 : 1);
+	}
+	close(p[1]);
+	if (read(p[0], &e, sizeof(e)) != sizeof(e))
+		e = -3;
+	close(p[0]);
+	waitpid(pid, NULL, 0);
+	if (e == -1)
+		printf("userns skip\n");
+	else
+		printf("userns %d\n", e);
 	printf("umo %d\n", uffd(UFFD_USER_MODE_ONLY));
 	return 0;
 }
@@ -353,6 +383,66 @@ static int live(int argc, char **argv)
 	return 0;
 }
 
+/* A filter sending userfaultfd() to a new listener: its fd or -errno. */
+static int own_listener(void)
+{
+	struct sock_filter insn[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			  &prog);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* Answer one notification on *arg with "continue". */
+static void *continue_one(void *arg)
+{
+	struct seccomp_notif req = { 0 };
+	int fd = *(int *)arg;
+
+	if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) == 0) {
+		struct seccomp_notif_resp resp = { .id = req.id,
+						   .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+		ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	}
+	return NULL;
+}
+
+/* More knob writes than the supervisor's inotify queue holds, while it
+ * is stopped, then one change that can only be seen by re-reading. */
+static int flood(int argc, char **argv)
+{
+	if (argc < 3)
+		fatal("flood DIR");
+	const char *dir = argv[2];
+	pid_t parent = getppid();
+	char path[64], stat[256] = "";
+
+	kill(parent, SIGSTOP);
+	snprintf(path, sizeof(path), "/proc/%d/stat", parent);
+	for (int i = 0; i < 5000 && !strstr(stat, ") T "); i++) {
+		FILE *f = fopen(path, "re");
+		if (!f || !fgets(stat, sizeof(stat), f))
+			fatal("read %s", path);
+		fclose(f);
+		usleep(1000);
+	}
+	/* Alternating, so that inotify cannot merge them. */
+	char max[32];
+	read_file("/proc/sys/fs/inotify", "max_queued_events", max, sizeof(max));
+	for (long i = 0; i < atol(max) + 1000; i++)
+		write_file(dir, i % 2 ? "cover_device" : "unprivileged_userfaultfd_user_mode_only",
+			   i % 2 ? "1\n" : "0\n");
+	write_file(dir, "unprivileged_userfaultfd", "0\n");
+	kill(parent, SIGCONT);
+	printf("flood-unpriv-umo %d\n", call_as("unpriv", UFFD_USER_MODE_ONLY));
+	return 0;
+}
+
 static int orphan(void)
 {
 	pid_t parent = getppid();
@@ -374,6 +464,45 @@ static int orphan(void)
 	int p[2];
 	bool io = pipe(p) == 0 && write(p[1], "x", 1) == 1;
 	printf("alive %d %d %d\n", getpid() > 0, WIFEXITED(status) ? WEXITSTATUS(status) : -1, io);
+	/* The bypass once the supervisor is gone: a listener of our own,
+	 * newer than uffdguard's, answering "continue". */
+	int listener = own_listener();
+	printf("own-listener %d\n", listener < 0 ? -listener : 0);
+	pthread_t t;
+	if (listener >= 0)
+		pthread_create(&t, NULL, continue_one, &listener);
+	printf("stacked-0 %d\n", uffd(0));
+	if (listener >= 0)
+		pthread_join(t, NULL);
+	return 0;
+}
+
+/* What the tree can take from a supervisor running as its own user. */
+static int steal(void)
+{
+	pid_t parent = getppid();
+	int pidfd = (int)syscall(SYS_pidfd_open, parent, 0), stolen = 0, refused = 0;
+
+	if (pidfd < 0)
+		fatal("pidfd_open: %s", strerror(errno));
+	for (int fd = 0; fd < 64; fd++) {
+		long got = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+		if (got < 0) {
+			refused += errno == EPERM;
+			continue;
+		}
+		char path[64], target[128] = "";
+		snprintf(path, sizeof(path), "/proc/self/fd/%ld", got);
+		if (readlink(path, target, sizeof(target) - 1) > 0 && strstr(target, "seccomp"))
+			stolen++;
+		close((int)got);
+	}
+	printf("listeners-stolen %d\n", stolen);
+	printf("getfd-refused %d\n", refused);
+	long r = ptrace(PTRACE_SEIZE, parent, 0, 0);
+	printf("ptrace %d\n", r < 0 ? errno : 0);
+	if (r == 0)
+		ptrace(PTRACE_DETACH, parent, 0, 0);
 	return 0;
 }
 
@@ -412,8 +541,32 @@ int main(int argc, char **argv)
 		return threads(argc, argv);
 	if (!strcmp(cmd, "live"))
 		return live(argc, argv);
+	if (!strcmp(cmd, "flood"))
+		return flood(argc, argv);
 	if (!strcmp(cmd, "orphan"))
 		return orphan();
+	if (!strcmp(cmd, "fds")) {
+		/* Every descriptor beyond the standard three. */
+		int n = 0;
+		for (int fd = 3; fd < 1024; fd++) {
+			char path[64], target[256] = "";
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			if (readlink(path, target, sizeof(target) - 1) < 0)
+				continue;
+			printf("fd %d %s\n", fd, target);
+			n++;
+		}
+		printf("fds %d\n", n);
+		return 0;
+	}
+	if (!strcmp(cmd, "sigchld")) {
+		struct sigaction sa;
+		sigaction(SIGCHLD, NULL, &sa);
+		printf("sigchld-ignored %d\n", sa.sa_handler == SIG_IGN);
+		return 7;
+	}
+	if (!strcmp(cmd, "steal"))
+		return steal();
 	if (!strcmp(cmd, "wait-term"))
 		return wait_term();
 	if (!strcmp(cmd, "nnp")) {

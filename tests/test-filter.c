@@ -111,12 +111,12 @@ static uint32_t run(const struct prog *p, const struct seccomp_data *d)
 
 static const struct abi {
 	uint32_t arch;
-	int nr_uffd, nr_ioctl;
+	int nr_uffd, nr_ioctl, nr_seccomp;
 	const char *name;
 } abis[] = {
-	{ AUDIT_ARCH_X86_64, 323, 16, "x86_64" },
-	{ AUDIT_ARCH_X86_64, X32_BIT | 323, X32_BIT | 514, "x32" },
-	{ AUDIT_ARCH_I386, 374, 54, "i386" },
+	{ AUDIT_ARCH_X86_64, 323, 16, 317, "x86_64" },
+	{ AUDIT_ARCH_X86_64, X32_BIT | 323, X32_BIT | 514, X32_BIT | 317, "x32" },
+	{ AUDIT_ARCH_I386, 374, 54, 354, "i386" },
 };
 
 /* Flag values: every bit alone and with the flag, known sets, the marker,
@@ -216,6 +216,49 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 		}
 	}
 	ASSERT_GT(checked, 10000);
+}
+
+/* Supervise mode: no second listener, even once the supervisor is gone. */
+TEST(supervise_refuses_a_second_listener_on_every_abi)
+{
+	static struct prog prog;
+	static const struct {
+		uint64_t op, flags;
+		bool refused;
+	} cases[] = {
+		{ SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, true },
+		{ SECCOMP_SET_MODE_FILTER,
+		  SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_TSYNC, true },
+		{ SECCOMP_SET_MODE_FILTER | 0xffffffff00000000ull,
+		  SECCOMP_FILTER_FLAG_NEW_LISTENER | 0xffffffff00000000ull, true },
+		{ SECCOMP_SET_MODE_FILTER, 0, false },
+		{ SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, false },
+		{ SECCOMP_GET_NOTIF_SIZES, SECCOMP_FILTER_FLAG_NEW_LISTENER, false },
+	};
+	struct policy p = POLICY_DEFAULT;
+
+	for (int mode = 0; mode < 2; mode++) {
+		compile(&p, (enum marker_mode)mode, &prog);
+		for (size_t a = 0; a < sizeof(abis) / sizeof(abis[0]); a++) {
+			bool compat = abis[a].arch == AUDIT_ARCH_I386;
+			for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+				/* The i386 entry passes 32-bit registers. */
+				uint64_t op = compat ? (uint32_t)cases[i].op : cases[i].op,
+					 flags = compat ? (uint32_t)cases[i].flags : cases[i].flags;
+				struct seccomp_data d = { .nr = abis[a].nr_seccomp,
+							  .arch = abis[a].arch,
+							  .args = { op, flags, 0x1000 } };
+				uint32_t got = run(&prog, &d),
+					 want = mode == MARKER_MODE_SUPERVISE && cases[i].refused
+							? SECCOMP_RET_ERRNO | EBUSY
+							: SECCOMP_RET_ALLOW;
+				if (got != want)
+					FAIL("mode %d %s seccomp(0x%llx, 0x%llx): 0x%x, want 0x%x",
+					     mode, abis[a].name, (unsigned long long)op,
+					     (unsigned long long)flags, got, want);
+			}
+		}
+	}
 }
 
 /* The program does not grow past what the kernel accepts. */

@@ -217,25 +217,6 @@ TEST(bad_values_are_rejected_with_the_valid_ones)
 	ASSERT_TRUE(p.cover_device);
 }
 
-/* policy_may_refuse() is what a supervisor would intercept: exactly the
- * paths where some unprivileged call gets EPERM. */
-TEST(may_refuse_agrees_with_decide)
-{
-	for (int bits = 0; bits < 8; bits++) {
-		struct policy p = { .unprivileged_userfaultfd = bits & 1,
-				    .unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1,
-				    .cover_device = bits >> 2 & 1 };
-		for (int path = CALL_SYSCALL; path <= CALL_DEVICE_IOCTL; path++) {
-			bool refused = false;
-			for (unsigned i = 0; i < N_FLAG_CASES; i++)
-				refused |= policy_decide(&p, false,
-							 &(struct call){ (enum call_path)path,
-									 flag_cases[i] }) == VERDICT_EPERM;
-			ASSERT_EQ(policy_may_refuse(&p, (enum call_path)path), refused);
-		}
-	}
-}
-
 TEST(marker_round_trips_and_is_unknown_to_the_kernel)
 {
 	/* The kernel alone answers the marker call EINVAL. */
@@ -256,6 +237,8 @@ TEST(marker_round_trips_and_is_unknown_to_the_kernel)
 		ASSERT_EQ(back.unprivileged_userfaultfd_user_mode_only,
 			  q.unprivileged_userfaultfd_user_mode_only);
 		ASSERT_EQ(back.cover_device, q.cover_device);
+		ASSERT_EQ(back.privilege, m == MARKER_MODE_FILTER ? POLICY_PRIV_NOBODY
+								  : POLICY_PRIV_CAP_SYS_PTRACE);
 	}
 	enum marker_mode m;
 	ASSERT_TRUE(!marker_decode(EPERM, &m, &p) && !marker_decode(EINVAL, &m, &p));

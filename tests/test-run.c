@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <sys/ioctl.h>
 #include <linux/userfaultfd.h>
+#include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -171,6 +172,12 @@ TEST_TIMEOUT(bypass_attempts_are_refused, 60)
 					FAIL("%s %s: %s got errno %d, want EPERM:\n%s", modes[mode],
 					     deny ? "deny" : "user-mode-only", attempts[i],
 					     line_value(r.out, attempts[i]), r.out);
+			/* Capabilities in a user namespace of its own do not count
+			 * (unless such namespaces are disabled here). */
+			if (!strstr(r.out, "userns skip") && line_value(r.out, "userns") != EPERM)
+				FAIL("%s %s: root of its own user namespace got errno %d, want EPERM",
+				     modes[mode], deny ? "deny" : "user-mode-only",
+				     line_value(r.out, "userns"));
 			/* The flag itself still works where the policy allows it. */
 			ASSERT_EQ(line_value(r.out, "umo"), deny ? EPERM : 0);
 		}
@@ -256,6 +263,23 @@ TEST(live_knob_change_holds_from_the_next_call)
 	ASSERT_EQ(line_value(r.out, "allow-unpriv-0"), 0);
 	/* The directory was ours: gone with the supervisor. */
 	ASSERT_TRUE(access(dir, F_OK) < 0 && errno == ENOENT);
+	rmdir(tmp);
+}
+
+/* An overflowed inotify queue loses events, not knob changes. */
+TEST(knob_change_survives_an_event_overflow)
+{
+	char tmp[] = "/tmp/uffdguard-ctl.XXXXXX", dir[PATH_MAX];
+	struct cli_result r;
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(dir, sizeof(dir), "%s/knobs", tmp);
+	CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--policy", "allow", "--control", dir, "--",
+	    helper(), "flood", dir);
+	if (r.status != 0)
+		FAIL("exit %d: %s%s", r.status, r.out, r.err);
+	ASSERT_EQ(line_value(r.out, "flood-unpriv-umo"), EPERM);
 	rmdir(tmp);
 }
 
@@ -374,7 +398,54 @@ TEST(supervisor_death_fails_calls_closed_and_the_tree_runs_on)
 	ASSERT_EQ(line_value(text, "after"), ENOSYS);
 	ASSERT_EQ(line_value(text, "after-0"), ENOSYS);
 	ASSERT_CONTAINS(text, "alive 1 7 1");
+	/* No listener of the tree's own takes the dead supervisor's place. */
+	ASSERT_EQ(line_value(text, "own-listener"), EBUSY);
+	ASSERT_EQ(line_value(text, "stacked-0"), ENOSYS);
 	free(text);
+}
+
+/* An unprivileged `run`: the tree is the supervisor's user, yet cannot
+ * take its listener or trace it. */
+TEST(the_tree_cannot_take_over_the_supervisor)
+{
+	struct cli_result r;
+
+	setup();
+	CLI(WHO_UNPRIV, &r, "run", "--mode", "supervise", "--", helper(), "steal");
+	if (r.status != 0)
+		FAIL("exit %d: %s%s", r.status, r.out, r.err);
+	ASSERT_EQ(line_value(r.out, "listeners-stolen"), 0);
+	ASSERT_EQ(line_value(r.out, "getfd-refused"), 64);
+	ASSERT_EQ(line_value(r.out, "ptrace"), EPERM);
+}
+
+/* The listener, socket, signalfd, inotify, audit and control descriptors
+ * stay with uffdguard (what the test itself lets through is not judged). */
+TEST(the_command_inherits_no_descriptor_of_uffdguard)
+{
+	char tmp[] = "/tmp/uffdguard-fds.XXXXXX", audit[PATH_MAX], dir[PATH_MAX];
+	const char *const ours[] = { "seccomp", "signalfd", "inotify", "socket:", tmp };
+	struct cli_result r;
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(audit, sizeof(audit), "%s/audit", tmp);
+	snprintf(dir, sizeof(dir), "%s/knobs", tmp);
+	for (int mode = 0; mode < 2; mode++) {
+		if (mode == MARKER_MODE_FILTER)
+			CLI(WHO_ROOT, &r, "run", "--", helper(), "fds");
+		else
+			CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--audit", audit, "--control",
+			    dir, "--", helper(), "fds");
+		ASSERT_EQ(r.status, 0);
+		ASSERT_CONTAINS(r.out, "fds ");
+		for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+			if (strstr(r.out, ours[i]))
+				FAIL("%s mode: the command inherited %s:\n%s", modes[mode], ours[i],
+				     r.out);
+	}
+	unlink(audit);
+	rmdir(tmp);
 }
 
 TEST(exit_status_and_signals_are_the_commands)
@@ -388,6 +459,31 @@ TEST(exit_status_and_signals_are_the_commands)
 		ASSERT_EQ(r.status, 128 + SIGKILL);
 		CLI(WHO_ROOT, &r, "run", "--mode", modes[mode], "--", helper(), "raise", "15");
 		ASSERT_EQ(r.status, 128 + SIGTERM);
+	}
+}
+
+static void ignore_sigchld(void)
+{
+	signal(SIGCHLD, SIG_IGN);
+}
+
+/* An invoker that ignores SIGCHLD (inherited across exec) would have the
+ * kernel reap the command behind uffdguard's back. */
+TEST_TIMEOUT(ignored_sigchld_still_gives_the_exit_status, 30)
+{
+	setup();
+	for (int mode = 0; mode < 2; mode++) {
+		int out, status;
+		pid_t pid = spawn((const char *const[]){ "run", "--mode", modes[mode], "--", helper(),
+							 "sigchld", NULL },
+				  &out, ignore_sigchld);
+		char *text = read_all(out);
+		ASSERT_SYS(waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(WEXITSTATUS(status), 7);
+		/* The command still gets the disposition it was given. */
+		ASSERT_EQ(line_value(text, "sigchld-ignored"), 1);
+		free(text);
 	}
 }
 
@@ -475,6 +571,17 @@ TEST(bad_input_is_refused_before_starting)
 	refused(125, "writable by others",
 		(const char *const[]){ "run", "--mode", "supervise", "--control", "/tmp", "--", h,
 				       "touch", "TOUCH", NULL });
+	/* A symlink (planted where DIR was to be created) to a directory that
+	 * would pass the checks. */
+	char tmp[] = "/tmp/uffdguard-link.XXXXXX", link[PATH_MAX];
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(link, sizeof(link), "%s/ctl", tmp);
+	ASSERT_SYS(symlink(tmp, link));
+	refused(125, "control directory",
+		(const char *const[]){ "run", "--mode", "supervise", "--control", link, "--", h,
+				       "touch", "TOUCH", NULL });
+	unlink(link);
+	rmdir(tmp);
 }
 
 /* A parent filter that makes seccomp unavailable, as on a kernel without
@@ -488,6 +595,42 @@ static void no_seccomp(void)
 	    seccomp_load(ctx) < 0)
 		_exit(98);
 	seccomp_release(ctx);
+}
+
+/* uffdguard as pid 1 of a new pid namespace that still sees the old
+ * /proc, as after `unshare -p -f` without --mount-proc. */
+static void foreign_proc(void)
+{
+	if (unshare(CLONE_NEWPID) < 0)
+		_exit(98);
+	pid_t pid = fork();
+	if (pid < 0)
+		_exit(98);
+	if (pid == 0)
+		return; /* exec uffdguard */
+	int status;
+	waitpid(pid, &status, 0);
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+/* Else the supervisor would judge a caller by the credentials of the
+ * process with the same number in the other namespace (pid 2: kthreadd). */
+TEST(supervise_refuses_a_proc_of_another_pid_namespace)
+{
+	int out, status;
+
+	setup();
+	pid_t pid = spawn((const char *const[]){ "run", "--mode", "supervise", "--policy",
+						 "user-mode-only", "--", helper(), "probe", "unpriv", "-",
+						 NULL },
+			  &out, foreign_proc);
+	char *text = read_all(out);
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) != 125)
+		FAIL("exit %d, want 125; the command ran:\n%s", WEXITSTATUS(status), text);
+	ASSERT_TRUE(strstr(text, "sys ") == NULL);
+	free(text);
 }
 
 TEST(no_seccomp_means_no_command)
