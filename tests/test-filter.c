@@ -14,99 +14,22 @@
 #include <sys/mman.h>
 
 #include "../src/filter.h"
+#include "bpf.h"
 #include "harness.h"
 #include "marker.h"
 #include "policy.h"
 
 #define X32_BIT 0x40000000
 
-struct prog {
-	struct sock_filter insn[BPF_MAXINSNS];
-	size_t len;
-};
-
-static void compile(const struct policy *p, enum marker_mode mode, struct prog *out)
+static void compile(const struct policy *p, enum marker_mode mode, struct bpf_prog *out)
 {
 	char err[256];
 	scmp_filter_ctx ctx;
 
 	if (filter_build(p, mode, &ctx, err, sizeof(err)) < 0)
 		FAIL("filter_build: %s", err);
-	int fd = ASSERT_SYS(memfd_create("bpf", MFD_CLOEXEC));
-	ASSERT_OK(seccomp_export_bpf(ctx, fd));
-	off_t size = lseek(fd, 0, SEEK_END);
-	ASSERT_TRUE(size > 0 && size % (off_t)sizeof(struct sock_filter) == 0);
-	ASSERT_LE(size, (off_t)sizeof(out->insn));
-	ASSERT_EQ(pread(fd, out->insn, (size_t)size, 0), size);
-	out->len = (size_t)size / sizeof(struct sock_filter);
-	close(fd);
+	bpf_export(ctx, out);
 	seccomp_release(ctx);
-}
-
-/* Classic BPF as the kernel runs it for seccomp (the subset libseccomp emits). */
-static uint32_t run(const struct prog *p, const struct seccomp_data *d)
-{
-	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
-
-	for (size_t pc = 0; pc < p->len; pc++) {
-		const struct sock_filter *f = &p->insn[pc];
-		uint32_t src = BPF_SRC(f->code) == BPF_X ? x : f->k;
-		switch (BPF_CLASS(f->code)) {
-		case BPF_LD:
-			if (BPF_MODE(f->code) == BPF_ABS) {
-				ASSERT_TRUE(f->k % 4 == 0 && f->k + 4 <= sizeof(*d));
-				memcpy(&a, (const char *)d + f->k, 4);
-			} else if (BPF_MODE(f->code) == BPF_IMM) {
-				a = f->k;
-			} else if (BPF_MODE(f->code) == BPF_MEM) {
-				a = mem[f->k];
-			} else {
-				FAIL("ld mode 0x%x", f->code);
-			}
-			break;
-		case BPF_LDX:
-			x = BPF_MODE(f->code) == BPF_MEM ? mem[f->k] : f->k;
-			break;
-		case BPF_ST:
-			mem[f->k] = a;
-			break;
-		case BPF_STX:
-			mem[f->k] = x;
-			break;
-		case BPF_ALU:
-			switch (BPF_OP(f->code)) {
-			case BPF_AND: a &= src; break;
-			case BPF_OR: a |= src; break;
-			case BPF_XOR: a ^= src; break;
-			case BPF_ADD: a += src; break;
-			case BPF_SUB: a -= src; break;
-			default: FAIL("alu op 0x%x", f->code);
-			}
-			break;
-		case BPF_JMP: {
-			bool t;
-			switch (BPF_OP(f->code)) {
-			case BPF_JA: pc += f->k; continue;
-			case BPF_JEQ: t = a == src; break;
-			case BPF_JGT: t = a > src; break;
-			case BPF_JGE: t = a >= src; break;
-			case BPF_JSET: t = (a & src) != 0; break;
-			default: FAIL("jmp op 0x%x", f->code);
-			}
-			pc += t ? f->jt : f->jf;
-			break;
-		}
-		case BPF_RET:
-			return f->k;
-		case BPF_MISC:
-			if (BPF_MISCOP(f->code) == BPF_TAX)
-				x = a;
-			else
-				a = x;
-			break;
-		}
-	}
-	FAIL("fell off the end of the program");
 }
 
 static const struct abi {
@@ -156,7 +79,7 @@ static uint32_t expected(const struct policy *p, enum marker_mode mode, enum cal
 
 TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 {
-	static struct prog prog;
+	static struct bpf_prog prog;
 	uint64_t flags[512];
 	size_t n_flags = flag_values(flags);
 	unsigned checked = 0;
@@ -176,7 +99,7 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 					struct seccomp_data d = { .nr = abis[a].nr_uffd,
 								  .arch = abis[a].arch,
 								  .args = { f, 0x1234, 0 } };
-					uint32_t got = run(&prog, &d),
+					uint32_t got = bpf_run(&prog, &d),
 						 want = expected(&p, (enum marker_mode)mode,
 								 CALL_SYSCALL, f);
 					if (got != want)
@@ -189,7 +112,7 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 						d = (struct seccomp_data){ .nr = abis[a].nr_ioctl,
 									   .arch = abis[a].arch,
 									   .args = { 3, cmds[k], f } };
-						got = run(&prog, &d);
+						got = bpf_run(&prog, &d);
 						want = expected(&p, (enum marker_mode)mode,
 								CALL_DEVICE_IOCTL, f);
 						if (mode == MARKER_MODE_FILTER && !p.cover_device)
@@ -205,11 +128,11 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 					d = (struct seccomp_data){ .nr = abis[a].nr_ioctl,
 								   .arch = abis[a].arch,
 								   .args = { 3, FIONREAD, f } };
-					ASSERT_EQ(run(&prog, &d), SECCOMP_RET_ALLOW);
+					ASSERT_EQ(bpf_run(&prog, &d), SECCOMP_RET_ALLOW);
 					d.args[1] = USERFAULTFD_IOC_NEW + 1;
-					ASSERT_EQ(run(&prog, &d), SECCOMP_RET_ALLOW);
+					ASSERT_EQ(bpf_run(&prog, &d), SECCOMP_RET_ALLOW);
 					d.nr = compat ? 20 : 39; /* getpid */
-					ASSERT_EQ(run(&prog, &d), SECCOMP_RET_ALLOW);
+					ASSERT_EQ(bpf_run(&prog, &d), SECCOMP_RET_ALLOW);
 					checked += 4;
 				}
 			}
@@ -221,7 +144,7 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 /* Supervise mode: no second listener, even once the supervisor is gone. */
 TEST(supervise_refuses_a_second_listener_on_every_abi)
 {
-	static struct prog prog;
+	static struct bpf_prog prog;
 	static const struct {
 		uint64_t op, flags;
 		bool refused;
@@ -248,7 +171,7 @@ TEST(supervise_refuses_a_second_listener_on_every_abi)
 				struct seccomp_data d = { .nr = abis[a].nr_seccomp,
 							  .arch = abis[a].arch,
 							  .args = { op, flags, 0x1000 } };
-				uint32_t got = run(&prog, &d),
+				uint32_t got = bpf_run(&prog, &d),
 					 want = mode == MARKER_MODE_SUPERVISE && cases[i].refused
 							? SECCOMP_RET_ERRNO | EBUSY
 							: SECCOMP_RET_ALLOW;
@@ -264,7 +187,7 @@ TEST(supervise_refuses_a_second_listener_on_every_abi)
 /* The program does not grow past what the kernel accepts. */
 TEST(filter_fits_the_kernel_limit)
 {
-	static struct prog prog;
+	static struct bpf_prog prog;
 	struct policy deny = { .unprivileged_userfaultfd = 0, .cover_device = true,
 			       .privilege = POLICY_PRIV_NOBODY };
 	compile(&deny, MARKER_MODE_FILTER, &prog);

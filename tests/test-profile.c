@@ -25,6 +25,7 @@
 
 #include "../src/profile.h"
 #include "cli-run.h"
+#include "bpf.h"
 #include "harness.h"
 
 #define IOC_NEW 0xAA00u
@@ -164,12 +165,7 @@ static void view_of(struct json_object *prof, bool ptrace, struct view *v)
 
 /* ---- libseccomp and a classic-BPF interpreter ------------------------- */
 
-struct prog {
-	struct sock_filter insns[4096];
-	size_t len;
-};
-
-static void compile(const struct view *v, bool reverse, struct prog *out)
+static void compile(const struct view *v, bool reverse, struct bpf_prog *out)
 {
 	scmp_filter_ctx ctx = seccomp_init(v->def);
 	ASSERT_TRUE(ctx != NULL);
@@ -186,76 +182,8 @@ static void compile(const struct view *v, bool reverse, struct prog *out)
 							 rv->args));
 		}
 	}
-	int fd = ASSERT_SYS(memfd_create("bpf", MFD_CLOEXEC));
-	ASSERT_OK(seccomp_export_bpf(ctx, fd));
+	bpf_export(ctx, out);
 	seccomp_release(ctx);
-	off_t size = ASSERT_SYS(lseek(fd, 0, SEEK_END));
-	ASSERT_LE((size_t)size, sizeof(out->insns));
-	ASSERT_EQ(pread(fd, out->insns, (size_t)size, 0), size);
-	out->len = (size_t)size / sizeof(struct sock_filter);
-	close(fd);
-}
-
-static uint32_t run_bpf(const struct prog *p, const struct seccomp_data *d)
-{
-	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = { 0 };
-	const unsigned char *data = (const unsigned char *)d;
-
-	for (size_t pc = 0; pc < p->len; pc++) {
-		const struct sock_filter *f = &p->insns[pc];
-		switch (f->code) {
-		case BPF_LD | BPF_W | BPF_ABS:
-			ASSERT_LE(f->k + 4, sizeof(*d));
-			memcpy(&a, data + f->k, 4);
-			break;
-		case BPF_LD | BPF_MEM:
-			a = mem[f->k];
-			break;
-		case BPF_LDX | BPF_MEM:
-			x = mem[f->k];
-			break;
-		case BPF_ST:
-			mem[f->k] = a;
-			break;
-		case BPF_STX:
-			mem[f->k] = x;
-			break;
-		case BPF_ALU | BPF_AND | BPF_K:
-			a &= f->k;
-			break;
-		case BPF_ALU | BPF_OR | BPF_K:
-			a |= f->k;
-			break;
-		case BPF_MISC | BPF_TAX:
-			x = a;
-			break;
-		case BPF_MISC | BPF_TXA:
-			a = x;
-			break;
-		case BPF_JMP | BPF_JA:
-			pc += f->k;
-			break;
-		case BPF_JMP | BPF_JEQ | BPF_K:
-			pc += a == f->k ? f->jt : f->jf;
-			break;
-		case BPF_JMP | BPF_JGT | BPF_K:
-			pc += a > f->k ? f->jt : f->jf;
-			break;
-		case BPF_JMP | BPF_JGE | BPF_K:
-			pc += a >= f->k ? f->jt : f->jf;
-			break;
-		case BPF_JMP | BPF_JSET | BPF_K:
-			pc += (a & f->k) ? f->jt : f->jf;
-			break;
-		case BPF_RET | BPF_K:
-			return f->k;
-		case BPF_RET | BPF_A:
-			return a;
-		default:
-			FAIL("BPF opcode 0x%x not interpreted", f->code);
-		}
-	}
-	FAIL("BPF program fell off its end");
 }
 
 /* ---- Expected results ---------------------------------------------- */
@@ -308,7 +236,7 @@ static int check_meaning(struct json_object *prof, const struct policy *p, bool 
 			 bool privileged, uint32_t ioctl_base)
 {
 	struct view v;
-	static struct prog fwd, rev;
+	static struct bpf_prog fwd, rev;
 	int checked = 0;
 
 	view_of(prof, ptrace, &v);
@@ -338,7 +266,7 @@ static int check_meaning(struct json_object *prof, const struct policy *p, bool 
 						d.args[0] = flags;
 					}
 					uint32_t want = expected(p, privileged, t, cmd, flags, ioctl_base);
-					uint32_t got = run_bpf(&fwd, &d), got_rev = run_bpf(&rev, &d);
+					uint32_t got = bpf_run(&fwd, &d), got_rev = bpf_run(&rev, &d);
 					if (got != want || got_rev != want)
 						FAIL("%s %s cmd=0x%llx flags=0x%llx: got 0x%x "
 						     "(reversed 0x%x), want 0x%x",
@@ -659,14 +587,14 @@ TEST(unmodified_allow_list_base_refuses_by_name_only)
 	struct json_object *prof = parse_ok(allow_list_base);
 	struct policy p = preset("user-mode-only");
 	struct view v;
-	static struct prog fwd;
+	static struct bpf_prog fwd;
 	view_of(prof, false, &v);
 	compile(&v, false, &fwd);
 	struct seccomp_data d = { .nr = 16, .arch = AUDIT_ARCH_X86_64, .args = { 3, IOC_NEW, 0 } };
-	ASSERT_EQ(run_bpf(&fwd, &d), SECCOMP_RET_ALLOW);
+	ASSERT_EQ(bpf_run(&fwd, &d), SECCOMP_RET_ALLOW);
 	ASSERT_EQ(expected(&p, false, true, IOC_NEW, 0, SECCOMP_RET_ALLOW), RET_EPERM);
 	d = (struct seccomp_data){ .nr = 323, .arch = AUDIT_ARCH_X86_64, .args = { 1 } };
-	ASSERT_EQ(run_bpf(&fwd, &d), RET_EPERM);
+	ASSERT_EQ(bpf_run(&fwd, &d), RET_EPERM);
 	json_object_put(prof);
 }
 
