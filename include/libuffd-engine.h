@@ -31,7 +31,8 @@ enum libuffd_engine_source_kind {
 /* Fill dst[0, len) with the region's contents at offset (page aligned;
  * len a multiple of the page size, at most the scratch size).  Return 0
  * or a negative errno.  In the in-thread mode it runs in a SIGBUS
- * handler: it must be async-signal-safe and must not touch the region. */
+ * handler: it must be async-signal-safe and must not touch the region (nor
+ * any in-thread engine's: SIGBUS is blocked there, and a fault kills). */
 typedef int (*libuffd_engine_fill_fn)(void *ctx, uint64_t offset, void *dst, size_t len);
 
 struct libuffd_engine_source {
@@ -108,10 +109,11 @@ struct libuffd_engine_stats {
 	uint64_t overhead;     /* bytes the engine allocated (memory, stacks) */
 };
 
-int libuffd_engine_get_stats(struct libuffd_engine *eng, struct libuffd_engine_stats *st);
+int libuffd_engine_get_stats(const struct libuffd_engine *eng, struct libuffd_engine_stats *st);
 
-/* The region's current address (it follows a whole-region mremap). */
-void *libuffd_engine_region(struct libuffd_engine *eng, size_t *len);
+/* The region's current address (it follows a whole-region mremap); NULL
+ * for a NULL engine. */
+void *libuffd_engine_region(const struct libuffd_engine *eng, size_t *len);
 
 #ifdef __cplusplus
 }

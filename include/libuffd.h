@@ -159,9 +159,13 @@ int libuffd_unregister(int fd, void *addr, size_t len);
  *           event such as fork, remap or remove is pending) or a later page
  *           failed; read the pending events, then retry the rest, which
  *           reports the error if there is one.
- *  -EEXIST  a page of the range is already present (another resolver
- *           won): the fault is resolved; wake if DONTWAKE was given.
- *  -ENOENT  the range is not (or no longer) registered or mapped.
+ *  -EEXIST  the first page of the range is already present (another
+ *           resolver won) and nothing was done: a fault on that page is
+ *           resolved (wake if DONTWAKE was given); the rest of the range
+ *           is not.
+ *  -ENOENT  the range is not (or no longer) registered or mapped, or does
+ *           not lie within one mapping (a partial munmap or mprotect split
+ *           it): nothing was done; resolve each side separately.
  *  -ESRCH   the address space that owns the descriptor is gone.
  *  -EINVAL  misaligned or bad arguments; -ENOMEM, -EFAULT as the kernel.
  */

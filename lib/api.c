@@ -23,27 +23,28 @@ static int close_keep_errno(int fd)
 
 LIBUFFD_EXPORT int libuffd_kernel_api(struct libuffd_api *api)
 {
-	/* The kernel's offer does not change while it runs: cache it. */
-	static struct libuffd_api cached;
+	/* The kernel's offer does not change while it runs: cache it.  Racing
+	 * first callers store the same values; every access is atomic so that
+	 * a reader never sees a half-written cache. */
+	static uint64_t cached_features, cached_ioctls;
 	static int have_cache;
 	struct uffdio_api raw;
 
-	if (__atomic_load_n(&have_cache, __ATOMIC_ACQUIRE)) {
-		*api = cached;
-		return 0;
+	if (!__atomic_load_n(&have_cache, __ATOMIC_ACQUIRE)) {
+		int fd = libuffd_open(NULL, NULL);
+		if (fd < 0)
+			return fd;
+		int ret = api_ioctl(fd, 0, &raw);
+		close_keep_errno(fd);
+		if (ret < 0)
+			return ret;
+		__atomic_store_n(&cached_features, raw.features, __ATOMIC_RELAXED);
+		__atomic_store_n(&cached_ioctls, raw.ioctls, __ATOMIC_RELAXED);
+		__atomic_store_n(&have_cache, 1, __ATOMIC_RELEASE);
 	}
-	int fd = libuffd_open(NULL, NULL);
-	if (fd < 0)
-		return fd;
-	int ret = api_ioctl(fd, 0, &raw);
-	close_keep_errno(fd);
-	if (ret < 0)
-		return ret;
-	cached.features = raw.features;
-	cached.ioctls = raw.ioctls;
-	cached.missing = 0;
-	__atomic_store_n(&have_cache, 1, __ATOMIC_RELEASE);
-	*api = cached;
+	api->features = __atomic_load_n(&cached_features, __ATOMIC_RELAXED);
+	api->ioctls = __atomic_load_n(&cached_ioctls, __ATOMIC_RELAXED);
+	api->missing = 0;
 	return 0;
 }
 

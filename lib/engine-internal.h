@@ -63,8 +63,9 @@ struct libuffd_engine {
 #define ENGINE_COUNT(e, field, n) __atomic_fetch_add(&(e)->c.field, (n), __ATOMIC_RELAXED)
 
 /* Resolve the fault at region page p (write: the access is a write);
- * async-signal-safe.  Returns 0 when page p is present afterwards (or
- * the region is gone), else a negative errno. */
+ * async-signal-safe.  Returns 0 when page p is present afterwards, else a
+ * negative errno (-ENOENT, -ESRCH: the page is no longer registered or
+ * mapped, or the address space is gone). */
 int engine_fault(struct libuffd_engine *e, size_t p, int write);
 
 /* Read and apply pending events without blocking; fault messages are
@@ -72,6 +73,10 @@ int engine_fault(struct libuffd_engine *e, size_t p, int write);
  * updated).  Async-signal-safe.  Returns the number of messages read. */
 int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 			unsigned int *nfaults, unsigned int cap);
+
+/* Wait until no thread is between reading events and applying them;
+ * async-signal-safe. */
+void engine_wait_event_readers(struct libuffd_engine *e);
 
 /* engine-sigbus.c: the in-thread mode. */
 int engine_sigbus_attach(struct libuffd_engine *e);

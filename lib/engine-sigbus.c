@@ -26,7 +26,11 @@ static struct slot {
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction previous;
 static int installed;
-static unsigned int inflight; /* handlers that may be using an engine */
+/* Handlers that may be using an engine, counted in two halves by epoch
+ * parity (as SRCU does): detach flips the epoch and waits for the old
+ * half only, so handlers that keep arriving cannot starve it. */
+static unsigned int epoch;
+static unsigned int inflight[2];
 
 static int fault_is_write(const void *uc)
 {
@@ -39,21 +43,56 @@ static int fault_is_write(const void *uc)
 #endif
 }
 
+/* A SIGBUS that is not the retried access of a fault: kill(2), sigqueue(3),
+ * or an action-optional memory error. */
+static int asynchronous(const siginfo_t *si)
+{
+	return si->si_code <= 0 || si->si_code == BUS_MCEERR_AO;
+}
+
 static void chain(int sig, siginfo_t *si, void *uc)
 {
-	if (previous.sa_flags & SA_SIGINFO) {
-		previous.sa_sigaction(sig, si, uc);
+	int is_handler = (previous.sa_flags & SA_SIGINFO) ||
+			 (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
+
+	if (is_handler) {
+		/* With the signals it asked to block, as the kernel would. */
+		sigset_t old;
+		sigprocmask(SIG_BLOCK, &previous.sa_mask, &old);
+		if (previous.sa_flags & SA_SIGINFO)
+			previous.sa_sigaction(sig, si, uc);
+		else
+			previous.sa_handler(sig);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
-	if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-		previous.sa_handler(sig);
-		return;
-	}
-	/* Default action: the access is retried and raises it again. */
+	if (previous.sa_handler == SIG_IGN && asynchronous(si))
+		return; /* ignored, as before us (the kernel kills for a fault) */
+	/* Default action: a fault is retried and raises it again; anything
+	 * else is raised again, and delivered once the handler returns. */
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigaction(sig, &dfl, NULL);
+	if (asynchronous(si))
+		raise(sig);
+}
+
+/* The address this thread last let retry without resolving it (static
+ * TLS: nothing is allocated in the handler). */
+static __thread uintptr_t retried __attribute__((tls_model("initial-exec")));
+
+/* A fault on a page that was ours a moment ago (unregistered, unmapped or
+ * moved meanwhile) retries the access once; a second SIGBUS at the same
+ * address is not ours and must not loop forever. */
+static int retry_once(uintptr_t a)
+{
+	if (retried == a) {
+		retried = 0;
+		return 0;
+	}
+	retried = a;
+	return 1;
 }
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
@@ -61,26 +100,47 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	uintptr_t a = (uintptr_t)si->si_addr;
 	int handled = 0, saved_errno = errno;
 
-	__atomic_add_fetch(&inflight, 1, __ATOMIC_SEQ_CST);
-	for (int i = 0; i < SLOTS && si->si_code == BUS_ADRERR; i++) {
-		struct libuffd_engine *e = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
-		if (!e)
-			continue;
-		uintptr_t base = __atomic_load_n(&e->base, __ATOMIC_ACQUIRE);
-		if (a - base >= e->len)
-			continue;
-		handled = engine_fault(e, (a - base) >> e->shift, fault_is_write(uc)) == 0;
-		goto done;
+	unsigned int half;
+	for (;;) {
+		/* Counted in the half of an epoch that was still current once
+		 * counted: a detach that flips later waits for us. */
+		unsigned int e0 = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST);
+		half = e0 & 1;
+		__atomic_add_fetch(&inflight[half], 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&epoch, __ATOMIC_SEQ_CST) == e0)
+			break;
+		__atomic_sub_fetch(&inflight[half], 1, __ATOMIC_RELEASE);
+	}
+	/* The second pass waits for the event readers: the thread that called
+	 * mremap() returns once the event is read, before its engine has
+	 * moved to the new address. */
+	for (int pass = 0; pass < 2 && si->si_code == BUS_ADRERR; pass++) {
+		for (int i = 0; i < SLOTS; i++) {
+			struct libuffd_engine *e = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
+			if (!e)
+				continue;
+			if (pass)
+				engine_wait_event_readers(e);
+			uintptr_t base = __atomic_load_n(&e->base, __ATOMIC_ACQUIRE);
+			if (a - base >= e->len)
+				continue;
+			int r = engine_fault(e, (a - base) >> e->shift, fault_is_write(uc));
+			if (r == 0)
+				retried = 0;
+			handled = r == 0 || ((r == -ENOENT || r == -ESRCH) && retry_once(a));
+			goto done;
+		}
 	}
 	for (int i = 0; i < SLOTS && si->si_code == BUS_ADRERR; i++) {
 		if (a >= __atomic_load_n(&slots[i].start, __ATOMIC_ACQUIRE) &&
 		    a < __atomic_load_n(&slots[i].end, __ATOMIC_ACQUIRE)) {
-			handled = 1;
+			/* Raised just before its engine unregistered the range. */
+			handled = retry_once(a);
 			break;
 		}
 	}
 done:
-	__atomic_sub_fetch(&inflight, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&inflight[half], 1, __ATOMIC_RELEASE);
 	errno = saved_errno;
 	if (!handled)
 		chain(sig, si, uc);
@@ -92,8 +152,41 @@ static int overlaps(const struct libuffd_engine *x, uintptr_t start, uintptr_t e
 	return start < b + x->len && b < end;
 }
 
+/* A forked child has none of the parent's engines: its copy of the region
+ * is not registered, and their descriptors would resolve in the parent's
+ * address space.  It forgets them, and the locks and counts of threads
+ * that it does not have. */
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&slots_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&slots_lock);
+}
+
+static void atfork_child(void)
+{
+	memset(slots, 0, sizeof(slots));
+	inflight[0] = inflight[1] = 0;
+	pthread_mutex_init(&slots_lock, NULL);
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int atfork_error;
+
+static void register_atfork(void)
+{
+	atfork_error = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
 int engine_sigbus_attach(struct libuffd_engine *e)
 {
+	pthread_once(&atfork_once, register_atfork);
+	if (atfork_error)
+		return atfork_error;
+
 	uintptr_t start = e->base, end = e->base + e->len;
 	int free_slot = -1, retired_slot = -1, r = 0;
 
@@ -150,8 +243,10 @@ void engine_sigbus_detach(struct libuffd_engine *e)
 		__atomic_store_n(&slots[i].end, b + e->len, __ATOMIC_RELEASE);
 		__atomic_store_n(&slots[i].eng, NULL, __ATOMIC_SEQ_CST);
 	}
-	/* A handler that loaded e before it was cleared is counted. */
-	while (__atomic_load_n(&inflight, __ATOMIC_SEQ_CST))
+	/* A handler that loaded e before it was cleared is counted in the
+	 * half it entered with, which the flip closes to newcomers. */
+	unsigned int old = __atomic_fetch_add(&epoch, 1, __ATOMIC_SEQ_CST) & 1;
+	while (__atomic_load_n(&inflight[old], __ATOMIC_SEQ_CST))
 		sched_yield();
 	pthread_mutex_unlock(&slots_lock);
 }

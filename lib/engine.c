@@ -183,16 +183,15 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 		}
 		return 0;
 	case LIBUFFD_ENGINE_SOURCE_CALLBACK: {
-		int slot = scratch_take(e);
-		char *buf = e->scratch + (size_t)slot * e->scratch_len;
+		sp->slot = scratch_take(e);
+		char *buf = e->scratch + (size_t)sp->slot * e->scratch_len;
 		sp->len = min_sz(len, e->scratch_len);
 		int r = e->src.fill(e->src.ctx, off, buf, sp->len);
 		if (r < 0) {
-			__atomic_fetch_and(&e->scratch_busy, ~(1ul << slot), __ATOMIC_RELEASE);
+			span_release(e, sp);
 			return r;
 		}
 		sp->from = buf;
-		sp->slot = slot;
 		return 0;
 	}
 	}
@@ -220,7 +219,7 @@ static int fill(struct libuffd_engine *e, uintptr_t dst, const struct span *sp, 
 
 /* A thread that has read a remove event but not yet marked the pages
  * would let us copy the source into pages that must read as zero. */
-static void wait_event_readers(struct libuffd_engine *e)
+void engine_wait_event_readers(struct libuffd_engine *e)
 {
 	while (LOAD(&e->ev_readers))
 		sched_yield();
@@ -244,7 +243,7 @@ static int resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 	size_t i = p, end = p + n;
 
 	*covered = 0;
-	wait_event_readers(e);
+	engine_wait_event_readers(e);
 	while (i < end) {
 		int z = is_zeroed(e, i);
 		size_t j = i + 1;
@@ -267,7 +266,7 @@ static int resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			ENGINE_COUNT(e, eagain, 1);
 			if (!pd || !engine_drain_events(e, pd->ev, &pd->n, pd->cap))
 				sched_yield();
-			wait_event_readers(e);
+			engine_wait_event_readers(e);
 			continue;
 		}
 		if (r == -EEXIST) {
@@ -278,6 +277,13 @@ static int resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 				libuffd_wake(e->uffd, (void *)(base + off), e->page);
 			*covered = i + 1 - p;
 			return 0;
+		}
+		/* A window that crosses the end of its VMA (a partial munmap or
+		 * mprotect split the region) fails whole with ENOENT: halve it
+		 * until it fits, down to the faulting page alone. */
+		if (r == -ENOENT && i == p && end > p + 1) {
+			end = p + (end - p) / 2;
+			continue;
 		}
 		/* Prefetch is best effort: only the faulting page must succeed. */
 		return i == p ? r : 0;
@@ -295,8 +301,6 @@ int engine_fault(struct libuffd_engine *e, size_t p, int write)
 	queue_ahead(e, &w, write, 1);
 	int r = resolve(e, LOAD(&e->base), p, min_sz(w.n, e->npages - p), write, NULL, &covered);
 
-	if (r == -ENOENT || r == -ESRCH)
-		return 0; /* unmapped or unregistered meanwhile: the access retries natively */
 	if (r == 0)
 		ENGINE_COUNT(e, faults, 1);
 	return r;
@@ -364,6 +368,9 @@ static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsi
 
 	qsort(ev, n, sizeof(ev[0]), cmp_fault);
 	for (unsigned int k = 0; k < n; k++) {
+		/* Another thread may have read a remap that it has not applied
+		 * yet: the kernel no longer holds resolutions back for it. */
+		engine_wait_event_readers(e);
 		uintptr_t base = LOAD(&e->base);
 		uintptr_t a = ev[k].pagefault.address & ~(uintptr_t)(e->page - 1);
 		int write = !!(ev[k].pagefault.flags & LIBUFFD_FAULT_WRITE);
@@ -442,7 +449,9 @@ static void *handler_main(void *arg)
 	unsigned int seq = __atomic_fetch_add(&e->thread_seq, 1, __ATOMIC_RELAXED);
 	int reads_ahead = seq > 0 || e->mode == LIBUFFD_ENGINE_IN_THREAD || e->nthreads_wanted == 1;
 	int spins = e->spin_us && seq == 0;
-	struct libuffd_event *bufs = malloc(2 * PENDING * sizeof(*bufs));
+	/* On the stack (64 KiB of THREAD_STACK): a thread that could not
+	 * allocate them would leave faults and events unread for ever. */
+	struct libuffd_event bufs[2 * PENDING];
 	struct pending cur = { bufs, 0, PENDING }, more = { bufs + PENDING, 0, PENDING };
 	/* Every thread polls the descriptor: the one woken on the faulting
 	 * CPU usually answers first, which on a VM beats waking one thread
@@ -453,13 +462,11 @@ static void *handler_main(void *arg)
 	nfds_t nfds = reads_ahead ? 3 : 2;
 	double spin_until = 0;
 
-	if (!bufs) /* destroy unregisters, which wakes the faults */
-		return NULL;
 	for (;;) {
 		int timeout = -1;
 		if (!cur.n) {
 			/* Poll before reading: a reader holds back resolvers
-			 * (wait_event_readers()), so it must not read blindly. */
+			 * (engine_wait_event_readers()), so it must not read blindly. */
 			timeout = spin_until && now_us() < spin_until ? 0 : -1;
 			if (poll(pfd, nfds, timeout) < 0)
 				continue;
@@ -494,7 +501,6 @@ static void *handler_main(void *arg)
 		if (timeout == -1)
 			spin_until = 0;
 	}
-	free(bufs);
 	return NULL;
 }
 
@@ -836,7 +842,7 @@ LIBUFFD_EXPORT long libuffd_engine_retry_efault(struct libuffd_engine *e, void *
 
 /* ---- Introspection ----------------------------------------------------------- */
 
-LIBUFFD_EXPORT int libuffd_engine_get_stats(struct libuffd_engine *e,
+LIBUFFD_EXPORT int libuffd_engine_get_stats(const struct libuffd_engine *e,
 					    struct libuffd_engine_stats *st)
 {
 	if (!e || !st)
@@ -851,8 +857,10 @@ LIBUFFD_EXPORT int libuffd_engine_get_stats(struct libuffd_engine *e,
 	return 0;
 }
 
-LIBUFFD_EXPORT void *libuffd_engine_region(struct libuffd_engine *e, size_t *len)
+LIBUFFD_EXPORT void *libuffd_engine_region(const struct libuffd_engine *e, size_t *len)
 {
+	if (!e)
+		return NULL;
 	if (len)
 		*len = e->len;
 	return (void *)LOAD(&e->base);

@@ -55,6 +55,13 @@ static int read_small(const char *path, char *buf, size_t size)
 	return ret;
 }
 
+/* strerror() is not thread-safe and may touch errno; this is neither. */
+static const char *err_text(int err)
+{
+	const char *d = strerrordesc_np(-err);
+	return d ? d : "unknown error";
+}
+
 static int sysctl_value(void)
 {
 	char buf[32];
@@ -140,7 +147,7 @@ static void explain_syscall(struct text *t, int err, const struct libuffd_open_r
 	case -EPERM:
 		break;
 	default:
-		put(t, "userfaultfd(2) failed: %s", strerror(-err));
+		put(t, "userfaultfd(2) failed: %s", err_text(err));
 		return;
 	}
 
@@ -184,11 +191,11 @@ static void explain_device(struct text *t, int err, const char *path)
 			       "gid %u", path, (unsigned)st.st_uid, (unsigned)st.st_gid,
 			    (unsigned)(st.st_mode & 07777), (unsigned)geteuid(), (unsigned)getegid());
 		else
-			put(t, "%s cannot be opened: %s", path, strerror(-err));
+			put(t, "%s cannot be opened: %s", path, err_text(err));
 		return;
 	case -ENODEV:
 	case -ENXIO:
-		put(t, "%s is not a working userfaultfd device (%s)", path, strerror(-err));
+		put(t, "%s is not a working userfaultfd device (%s)", path, err_text(err));
 		return;
 	case -ENOTTY:
 		put(t, "%s does not understand USERFAULTFD_IOC_NEW: it is not the userfaultfd device", path);
@@ -197,7 +204,7 @@ static void explain_device(struct text *t, int err, const char *path)
 		put(t, "%s rejected the flags (EINVAL)", path);
 		return;
 	default:
-		put(t, "%s failed: %s", path, strerror(-err));
+		put(t, "%s failed: %s", path, err_text(err));
 		return;
 	}
 }
@@ -212,7 +219,7 @@ LIBUFFD_EXPORT int libuffd_explain_open(int err, const struct libuffd_open_repor
 	if (size)
 		buf[0] = '\0';
 	if (r->syscall_error == 0 && r->device_error == 0) {
-		put(&t, "libuffd_open() failed before trying the kernel: %s", strerror(-err));
+		put(&t, "libuffd_open() failed before trying the kernel: %s", err_text(err));
 		return (int)t.used;
 	}
 	if (r->syscall_error)

@@ -171,6 +171,24 @@ BOTH_MODES(prefetch_stops_at_region_end)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* mprotect() of part of the region splits its VMA; a prefetch window
+ * that crosses the split fails whole with ENOENT (the kernel wants the
+ * range inside one VMA), which must not fail the faulting page. */
+BOTH_MODES(prefetch_across_split_vma)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 11);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_SYS(mprotect(r + 20 * pg, (n - 20) * pg, PROT_READ));
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 11));
+	ASSERT_EQ(first_bad_page(r, 0, n, 11), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
 BOTH_MODES(zero_source_reads_and_writes)
 {
 	size_t n = 256, pg = page_size();
@@ -372,6 +390,154 @@ TEST(in_thread_chains_foreign_sigbus)
 	ASSERT_EQ(first_bad_page(r + 2 * pg, 2, 1, 7), -1);
 	ASSERT_OK(libuffd_engine_destroy(e));
 	close(fd);
+}
+
+/* The in-thread mode must keep what SIGBUS did before it for what is not
+ * ours.  Each scenario runs in a child with the previous disposition set
+ * (over the sanitizer's own handler); a loop instead of a kill ends with
+ * SIGALRM. */
+enum bus_scenario { BUS_UNRESOLVABLE, BUS_AFTER_DESTROY, BUS_KILL, BUS_KILL_IGNORED, BUS_FORKED };
+
+static int bus_child(enum bus_scenario sc, void (*previous)(int))
+{
+	size_t pg = page_size();
+	char *r = map_pages(4);
+	void *src = make_source(4, 13);
+	struct libuffd_engine_source mem = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					     .size = 4 * pg };
+	struct libuffd_engine_source bad = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					     .fill = fill_fails };
+	struct libuffd_engine_opts o = { .mode = IT };
+	struct libuffd_engine *e;
+	struct sigaction sa = { 0 };
+	sa.sa_handler = previous;
+	if (sigaction(SIGBUS, &sa, NULL) < 0 ||
+	    libuffd_engine_create(r, 4 * pg, sc == BUS_UNRESOLVABLE ? &bad : &mem, &o, &e) < 0)
+		return 2;
+	alarm(10);
+	switch (sc) {
+	case BUS_UNRESOLVABLE:
+		return *(volatile char *)r; /* the source fails: killed */
+	case BUS_AFTER_DESTROY: {
+		/* The range is left behind for racing handlers; a file
+		 * mapped there later raises its own SIGBUS past EOF. */
+		if (*(volatile uint64_t *)r != pattern(0, 0, 13) || libuffd_engine_destroy(e) < 0)
+			return 2;
+		char path[] = "/tmp/uffd-engine-XXXXXX";
+		int fd = mkstemp(path);
+		if (fd < 0 || unlink(path) < 0 ||
+		    mmap(r, pg, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != r)
+			return 2;
+		return *(volatile char *)r;
+	}
+	case BUS_KILL:
+		raise(SIGBUS); /* default action: killed */
+		return 0;
+	case BUS_FORKED: {
+		/* The child's copy of the region is plain memory, and the
+		 * parent's engine is not the child's: a file's SIGBUS there
+		 * kills the child, and the parent's page stays as it was. */
+		if (*(volatile uint64_t *)r != pattern(0, 0, 13))
+			return 2;
+		pid_t pid = fork();
+		if (pid == 0) {
+			alarm(5); /* a loop ends here, before the parent's alarm */
+			char path[] = "/tmp/uffd-engine-XXXXXX";
+			int fd = mkstemp(path);
+			if (fd < 0 || unlink(path) < 0 ||
+			    mmap(r + pg, pg, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != r + pg)
+				_exit(2);
+			_exit(*(volatile char *)(r + pg));
+		}
+		int st;
+		if (pid < 0 || waitpid(pid, &st, 0) != pid)
+			return 2;
+		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGBUS)
+			return 3;
+		return *(volatile uint64_t *)(r + pg) == pattern(1, 0, 13) ? 0 : 4;
+	}
+	case BUS_KILL_IGNORED:
+		raise(SIGBUS); /* ignored, and the engine keeps serving */
+		return *(volatile uint64_t *)(r + pg) == pattern(1, 0, 13) ? 0 : 3;
+	}
+	return 2;
+}
+
+static int bus_status(enum bus_scenario sc, void (*previous)(int))
+{
+	struct libuffd_api api;
+	int status;
+	ASSERT_OK(libuffd_kernel_api(&api));
+	if (!(api.features & LIBUFFD_FEATURE_SIGBUS))
+		SKIP("no UFFD_FEATURE_SIGBUS");
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0)
+		_exit(bus_child(sc, previous));
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	return status;
+}
+
+static void assert_killed_by_sigbus(int status)
+{
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(WTERMSIG(status), SIGBUS);
+}
+
+TEST(in_thread_unresolvable_fault_kills_by_default)
+{
+	assert_killed_by_sigbus(bus_status(BUS_UNRESOLVABLE, SIG_DFL));
+}
+
+TEST(in_thread_foreign_sigbus_after_destroy_kills)
+{
+	assert_killed_by_sigbus(bus_status(BUS_AFTER_DESTROY, SIG_DFL));
+}
+
+TEST(in_thread_sent_sigbus_kills_by_default)
+{
+	assert_killed_by_sigbus(bus_status(BUS_KILL, SIG_DFL));
+}
+
+TEST(in_thread_fork_child_has_no_engine)
+{
+	int status = bus_status(BUS_FORKED, SIG_DFL);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST(in_thread_sent_sigbus_stays_ignored)
+{
+	int status = bus_status(BUS_KILL_IGNORED, SIG_IGN);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+/* The previous handler runs with the signals its sa_mask blocks. */
+static volatile int usr1_blocked;
+
+static void on_masked_sigbus(int sig)
+{
+	sigset_t now;
+	sigprocmask(SIG_BLOCK, NULL, &now);
+	usr1_blocked = sigismember(&now, SIGUSR1);
+	siglongjmp(bus_jump, 1);
+}
+
+TEST(in_thread_chains_with_the_previous_sa_mask)
+{
+	char *r = map_pages(4);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_fails };
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_masked_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGUSR1);
+	ASSERT_SYS(sigaction(SIGBUS, &sa, NULL));
+	struct libuffd_engine *e = serve(r, 4 * page_size(), &s, IT, 1);
+	usr1_blocked = -1;
+	ASSERT_TRUE(read_raises_sigbus(r));
+	ASSERT_EQ(usr1_blocked, 1);
+	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
 TEST(bad_arguments)

@@ -270,6 +270,24 @@ TEST(resolver_partial_progress_eagain)
 	close(fd);
 }
 
+TEST(resolver_enoent_across_split_mapping)
+{
+	size_t ps = page_size();
+	char *p, *src;
+	int fd = registered_area(4, 5, &p, &src);
+	size_t done = 99;
+	/* mprotect() splits the registered VMA: a range over both halves is
+	 * refused whole, each half works. */
+	ASSERT_SYS(mprotect(p + 2 * ps, 2 * ps, PROT_READ));
+	ASSERT_ERR(libuffd_copy(fd, p, src, 4 * ps, 0, &done), -ENOENT);
+	ASSERT_EQ(done, 0);
+	ASSERT_ERR(libuffd_copy(fd, p, src, 2 * ps, 0, &done), 0);
+	ASSERT_ERR(libuffd_copy(fd, p + 2 * ps, src, 2 * ps, 0, &done), 0);
+	ASSERT_EQ(done, 2 * ps);
+	ASSERT_EQ(p[3 * ps], 5);
+	close(fd);
+}
+
 TEST(resolver_esrch_when_owner_is_gone)
 {
 	/* A child creates the descriptor, passes it over a socket and exits:
