@@ -43,6 +43,7 @@ struct libuffd_engine_source {
 	uint64_t offset;             /* FILE: page aligned */
 	libuffd_engine_fill_fn fill; /* CALLBACK */
 	void *ctx;                   /* CALLBACK */
+	uint64_t reserved[4];        /* must be zero */
 };
 
 /* ---- Creating an engine --------------------------------------------- */
@@ -68,6 +69,7 @@ struct libuffd_engine_opts {
 	size_t prefetch_max;    /* largest window; 0: default; the page size
 				 * disables prefetch */
 	const struct libuffd_open_opts *open_opts; /* NULL: user-mode-only defaults */
+	uint64_t reserved[4];   /* must be zero */
 };
 
 /* Serve [addr, addr+len), a private anonymous mapping (page aligned,
@@ -107,6 +109,7 @@ struct libuffd_engine_stats {
 	uint64_t eagain;       /* resolutions retried after events */
 	uint64_t events;       /* remove, unmap and remap events applied */
 	uint64_t overhead;     /* bytes the engine allocated (memory, stacks) */
+	uint64_t reserved[8];
 };
 
 int libuffd_engine_get_stats(const struct libuffd_engine *eng, struct libuffd_engine_stats *st);

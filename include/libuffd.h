@@ -33,9 +33,13 @@ extern "C" {
 
 #define LIBUFFD_DEVICE_PATH "/dev/userfaultfd"
 
+/* Input structures carry reserved fields that must be zero (initialise
+ * the whole structure), so that later versions can give them a meaning;
+ * output structures have room to grow. */
 struct libuffd_open_opts {
 	unsigned int flags;      /* LIBUFFD_OPEN_* */
 	const char *device_path; /* NULL: LIBUFFD_DEVICE_PATH */
+	uint64_t reserved[4];    /* must be zero */
 };
 
 /* Which path produced (or refused) a descriptor. */
@@ -53,6 +57,7 @@ struct libuffd_open_report {
 	int syscall_error;         /* 0: not tried or succeeded; else -errno */
 	int device_error;          /* 0: not tried or succeeded; else -errno */
 	char device_path[108];     /* device path that was (or would be) used */
+	uint64_t reserved[4];
 };
 
 /* Open a userfaultfd.  Returns the descriptor or a negative errno.
@@ -109,6 +114,7 @@ struct libuffd_api {
 			    * or offered by the kernel (libuffd_kernel_api) */
 	uint64_t ioctls;   /* descriptor ioctls the kernel reports */
 	uint64_t missing;  /* required features the kernel refused */
+	uint64_t reserved[4];
 };
 
 /* UFFDIO_API on fd.  Enables required | (requested & what the kernel
@@ -213,6 +219,7 @@ struct libuffd_event {
 		struct {
 			uint64_t start, end;
 		} remove; /* REMOVE (madvise) and UNMAP */
+		uint64_t reserved[4]; /* fixes the size for later event types */
 	};
 };
 

@@ -42,9 +42,9 @@ LIBUFFD_EXPORT int libuffd_kernel_api(struct libuffd_api *api)
 		__atomic_store_n(&cached_ioctls, raw.ioctls, __ATOMIC_RELAXED);
 		__atomic_store_n(&have_cache, 1, __ATOMIC_RELEASE);
 	}
+	memset(api, 0, sizeof(*api));
 	api->features = __atomic_load_n(&cached_features, __ATOMIC_RELAXED);
 	api->ioctls = __atomic_load_n(&cached_ioctls, __ATOMIC_RELAXED);
-	api->missing = 0;
 	return 0;
 }
 

@@ -728,7 +728,8 @@ LIBUFFD_EXPORT int libuffd_engine_create(void *addr, size_t len,
 	long pg = sysconf(_SC_PAGESIZE);
 	int saved = errno;
 
-	if (!out || !src || !addr || !len || ((uintptr_t)addr | len) % (size_t)pg)
+	if (!out || !src || !addr || !len || ((uintptr_t)addr | len) % (size_t)pg ||
+	    !LIBUFFD_RESERVED_ZERO(src->reserved) || (opts && !LIBUFFD_RESERVED_ZERO(opts->reserved)))
 		return -EINVAL;
 	*out = NULL;
 	struct libuffd_engine *e = calloc(1, sizeof(*e));
@@ -847,6 +848,7 @@ LIBUFFD_EXPORT int libuffd_engine_get_stats(const struct libuffd_engine *e,
 {
 	if (!e || !st)
 		return -EINVAL;
+	memset(st, 0, sizeof(*st));
 	st->faults = LOAD(&e->c.faults);
 	st->folded = LOAD(&e->c.folded);
 	st->pages = LOAD(&e->c.pages);

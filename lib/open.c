@@ -37,7 +37,7 @@ LIBUFFD_EXPORT int libuffd_open(const struct libuffd_open_opts *opts,
 
 	memset(rep, 0, sizeof(*rep));
 	rep->open_flags = oflags;
-	if ((oflags & ~known) ||
+	if ((opts && !LIBUFFD_RESERVED_ZERO(opts->reserved)) || (oflags & ~known) ||
 	    (oflags & LIBUFFD_OPEN_SYSCALL_ONLY && oflags & LIBUFFD_OPEN_DEVICE_ONLY) ||
 	    strlen(device) >= sizeof(rep->device_path))
 		return -EINVAL;

@@ -552,6 +552,11 @@ TEST(bad_arguments)
 	ASSERT_ERR(libuffd_engine_create(r, pg + 1, &z, NULL, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create(r, pg, &cb, NULL, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create(r, pg, &z, &o, &e), -EINVAL);
+	/* Reserved fields must be zero. */
+	struct libuffd_engine_opts future = { .reserved = { 0, 1 } };
+	ASSERT_ERR(libuffd_engine_create(r, pg, &z, &future, &e), -EINVAL);
+	struct libuffd_engine_source zf = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO, .reserved = { 1 } };
+	ASSERT_ERR(libuffd_engine_create(r, pg, &zf, NULL, &e), -EINVAL);
 	/* Two in-thread engines cannot serve the same pages. */
 	struct libuffd_engine *a = serve(r, 2 * pg, &z, IT, 1);
 	struct libuffd_engine_opts it = { .mode = IT };

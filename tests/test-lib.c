@@ -75,6 +75,9 @@ TEST(open_rejects_bad_options)
 	ASSERT_ERR(libuffd_open(&o, NULL), -EINVAL);
 	o.flags = LIBUFFD_OPEN_SYSCALL_ONLY | LIBUFFD_OPEN_DEVICE_ONLY;
 	ASSERT_ERR(libuffd_open(&o, NULL), -EINVAL);
+	/* Reserved fields must be zero, so that they can mean something later. */
+	o = (struct libuffd_open_opts){ .reserved = { 0, 0, 0, 7 } };
+	ASSERT_ERR(libuffd_open(&o, NULL), -EINVAL);
 }
 
 TEST(open_never_touches_errno)
