@@ -303,7 +303,7 @@ static int run_run(int argc, char **argv)
 			supervisor_fini(&sup);
 			return EXIT_RUN_FAILED;
 		}
-		sup.listener = fd;
+		supervisor_attach(&sup, fd);
 		if (write(sock[0], "", 1) != 1)
 			die(EXIT_RUN_FAILED, "run: cannot start the child: %s", strerror(errno));
 		close(sock[0]);

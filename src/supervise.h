@@ -38,6 +38,11 @@ struct supervisor {
 int supervisor_init(struct supervisor *s, const struct policy *p, const char *audit_path,
 		    const char *control_dir, char *err, size_t err_size);
 
+/* Take the filter's listener.  Asks the kernel (6.6+) to wake the
+ * supervisor on the caller's CPU; older kernels refuse, which changes
+ * nothing but the latency. */
+void supervisor_attach(struct supervisor *s, int listener);
+
 /* Serve one notification from s->listener.  Returns 0 (also when the
  * caller went away meanwhile) or -errno when the listener failed. */
 int supervisor_handle(struct supervisor *s);
