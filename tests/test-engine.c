@@ -95,6 +95,17 @@ static struct libuffd_engine *serve(void *region, size_t len,
 	return e;
 }
 
+/* n fresh pages served from a memory source of pattern `seed`. */
+static struct libuffd_engine *serve_memory(size_t n, uint64_t seed, enum libuffd_engine_mode mode,
+					   char **region, void **src)
+{
+	*src = make_source(n, seed);
+	*region = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = *src,
+					   .size = n * page_size() };
+	return serve(*region, n * page_size(), &s, mode, 1);
+}
+
 /* Handler threads count a resolution after the copy has woken the
  * faulting thread: wait until the counters stop moving. */
 static struct libuffd_engine_stats stats(struct libuffd_engine *e)
@@ -115,11 +126,9 @@ static struct libuffd_engine_stats stats(struct libuffd_engine *e)
 BOTH_MODES(memory_source_sequential_prefetch)
 {
 	size_t n = 2048, pg = page_size(); /* 8 MiB: up to 2 MiB windows */
-	void *src = make_source(n, 1);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 1, mode, &r, &src);
 	for (size_t i = 0; i < n; i++) /* read one byte a page, in order */
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 1));
 	ASSERT_EQ(first_bad_page(r, 0, n, 1), -1);
@@ -134,11 +143,9 @@ BOTH_MODES(memory_source_sequential_prefetch)
 BOTH_MODES(random_access_resolves_single_pages)
 {
 	size_t n = 1024, pg = page_size(), touched = 0;
-	void *src = make_source(n, 2);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 2, mode, &r, &src);
 	/* A stride of 37 pages is never "the next page". */
 	for (size_t i = 0; i < n; i += 37, touched++)
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg + 8), pattern(i, 1, 2));
@@ -177,11 +184,9 @@ BOTH_MODES(prefetch_stops_at_region_end)
 BOTH_MODES(prefetch_across_split_vma)
 {
 	size_t n = 64, pg = page_size();
-	void *src = make_source(n, 11);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 11, mode, &r, &src);
 	ASSERT_SYS(mprotect(r + 20 * pg, (n - 20) * pg, PROT_READ));
 	for (size_t i = 0; i < n; i++)
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 11));
@@ -569,11 +574,9 @@ TEST(bad_arguments)
 BOTH_MODES(remove_event_makes_range_zero)
 {
 	size_t n = 64, pg = page_size();
-	void *src = make_source(n, 8);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 8, mode, &r, &src);
 	ASSERT_EQ(first_bad_page(r, 0, 16, 8), -1); /* resolve part of it */
 	r[20 * pg] = 1;
 	/* Resolved and unresolved pages alike read zero after removal. */
@@ -614,11 +617,9 @@ BOTH_MODES(mremap_whole_region_is_followed)
 BOTH_MODES(munmap_and_remap_while_served)
 {
 	size_t n = 64, pg = page_size();
-	void *src = make_source(n, 10);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 10, mode, &r, &src);
 	ASSERT_EQ(first_bad_page(r, 0, 2, 10), -1);
 	/* The unmap event must be read, or munmap would wait for ever. */
 	ASSERT_SYS(munmap(r + 32 * pg, 32 * pg));
@@ -654,11 +655,9 @@ static void *remove_pages(void *arg)
 BOTH_MODES(faults_while_events_pending)
 {
 	size_t n = 4096, pg = page_size(), upper = n * 3 / 4;
-	void *src = make_source(n, 16);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 16, mode, &r, &src);
 	struct remover m = { r, upper, n - upper, 0 };
 	pthread_t th;
 	ASSERT_EQ(pthread_create(&th, NULL, remove_pages, &m), 0);
