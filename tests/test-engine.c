@@ -284,13 +284,13 @@ static int fill_fails(void *ctx, uint64_t offset, void *dst, size_t len)
 }
 
 /* Holds the handler thread inside the first resolution until released. */
-static volatile int held, release_hold;
+static int held, release_hold; /* __atomic: shared with the handler thread */
 
 static int fill_slow_once(void *ctx, uint64_t offset, void *dst, size_t len)
 {
-	if (!held) {
-		held = 1;
-		while (!release_hold)
+	if (!__atomic_load_n(&held, __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&held, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&release_hold, __ATOMIC_ACQUIRE))
 			usleep(1000);
 	}
 	memset(dst, 0x5a, len);
@@ -311,14 +311,14 @@ TEST(handler_threads_fold_duplicate_faults)
 	struct libuffd_engine *e = serve(r, 64 * pg, &s, HT, 1);
 	pthread_t first, dup[4];
 	ASSERT_EQ(pthread_create(&first, NULL, touch_page, r), 0);
-	while (!held)
+	while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	/* The handler is busy: four faults on one page queue up and are
 	 * read in one batch. */
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(pthread_create(&dup[i], NULL, touch_page, r + 40 * pg), 0);
 	usleep(300 * 1000);
-	release_hold = 1;
+	__atomic_store_n(&release_hold, 1, __ATOMIC_RELEASE);
 	void *v;
 	for (int i = 0; i < 4; i++) {
 		ASSERT_EQ(pthread_join(dup[i], &v), 0);
@@ -636,7 +636,7 @@ BOTH_MODES(munmap_and_remap_while_served)
 struct remover {
 	char *r;
 	size_t from, n;
-	volatile int stop;
+	int stop; /* __atomic */
 };
 
 static void *remove_pages(void *arg)
@@ -646,7 +646,7 @@ static void *remove_pages(void *arg)
 	/* A short pause between removals: back to back, an event is always
 	 * pending and the faulting threads progress only by luck of timing
 	 * (the case took 7 to 31 s); paced, they still meet events all along. */
-	while (!m->stop) {
+	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
 		if (madvise(m->r + m->from * pg, m->n * pg, MADV_DONTNEED) < 0)
 			return (void *)1;
 		usleep(20);
@@ -676,7 +676,7 @@ BOTH_MODES(faults_while_events_pending)
 	ASSERT_SYS(madvise(r, upper * pg, MADV_DONTNEED));
 	for (size_t i = 0; i < upper; i++)
 		ASSERT_TRUE(page_is_zero(r + i * pg));
-	m.stop = 1;
+	__atomic_store_n(&m.stop, 1, __ATOMIC_RELEASE);
 	void *ret;
 	ASSERT_EQ(pthread_join(th, &ret), 0);
 	ASSERT_TRUE(ret == NULL);
