@@ -82,28 +82,37 @@ static int page_is_zero(const void *p)
 	return 1;
 }
 
-static struct libuffd_engine *serve(void *region, size_t len,
-				    const struct libuffd_engine_source *src,
-				    enum libuffd_engine_mode mode, unsigned int threads)
+static struct libuffd_engine *serve_with(void *region, size_t len,
+					 const struct libuffd_engine_source *src,
+					 const struct libuffd_engine_opts *o)
 {
-	struct libuffd_engine_opts o = { .mode = mode, .threads = threads };
 	struct libuffd_engine *e;
-	int r = libuffd_engine_create(region, len, src, &o, &e);
+	int r = libuffd_engine_create(region, len, src, o, &e);
 	if (r == -EOPNOTSUPP)
 		SKIP("the kernel lacks a userfaultfd feature the mode needs");
 	ASSERT_OK(r);
 	return e;
 }
 
-/* n fresh pages served from a memory source of pattern `seed`. */
+static struct libuffd_engine *serve(void *region, size_t len,
+				    const struct libuffd_engine_source *src,
+				    enum libuffd_engine_mode mode, unsigned int threads)
+{
+	struct libuffd_engine_opts o = { .mode = mode, .threads = threads };
+	return serve_with(region, len, src, &o);
+}
+
+/* n fresh pages served from a memory source of pattern `seed`, with
+ * windows up to prefetch_max (0: the default). */
 static struct libuffd_engine *serve_memory(size_t n, uint64_t seed, enum libuffd_engine_mode mode,
-					   char **region, void **src)
+					   size_t prefetch_max, char **region, void **src)
 {
 	*src = make_source(n, seed);
 	*region = map_pages(n);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = *src,
 					   .size = n * page_size() };
-	return serve(*region, n * page_size(), &s, mode, 1);
+	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = prefetch_max };
+	return serve_with(*region, n * page_size(), &s, &o);
 }
 
 /* Handler threads count a resolution after the copy has woken the
@@ -128,7 +137,7 @@ BOTH_MODES(memory_source_sequential_prefetch)
 	size_t n = 2048, pg = page_size(); /* 8 MiB: up to 2 MiB windows */
 	void *src;
 	char *r;
-	struct libuffd_engine *e = serve_memory(n, 1, mode, &r, &src);
+	struct libuffd_engine *e = serve_memory(n, 1, mode, 0, &r, &src);
 	for (size_t i = 0; i < n; i++) /* read one byte a page, in order */
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 1));
 	ASSERT_EQ(first_bad_page(r, 0, n, 1), -1);
@@ -145,7 +154,7 @@ BOTH_MODES(random_access_resolves_single_pages)
 	size_t n = 1024, pg = page_size(), touched = 0;
 	void *src;
 	char *r;
-	struct libuffd_engine *e = serve_memory(n, 2, mode, &r, &src);
+	struct libuffd_engine *e = serve_memory(n, 2, mode, 0, &r, &src);
 	/* A stride of 37 pages is never "the next page". */
 	for (size_t i = 0; i < n; i += 37, touched++)
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg + 8), pattern(i, 1, 2));
@@ -186,7 +195,7 @@ BOTH_MODES(prefetch_across_split_vma)
 	size_t n = 64, pg = page_size();
 	void *src;
 	char *r;
-	struct libuffd_engine *e = serve_memory(n, 11, mode, &r, &src);
+	struct libuffd_engine *e = serve_memory(n, 11, mode, 0, &r, &src);
 	ASSERT_SYS(mprotect(r + 20 * pg, (n - 20) * pg, PROT_READ));
 	for (size_t i = 0; i < n; i++)
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 11));
@@ -576,7 +585,7 @@ BOTH_MODES(remove_event_makes_range_zero)
 	size_t n = 64, pg = page_size();
 	void *src;
 	char *r;
-	struct libuffd_engine *e = serve_memory(n, 8, mode, &r, &src);
+	struct libuffd_engine *e = serve_memory(n, 8, mode, 0, &r, &src);
 	ASSERT_EQ(first_bad_page(r, 0, 16, 8), -1); /* resolve part of it */
 	r[20 * pg] = 1;
 	/* Resolved and unresolved pages alike read zero after removal. */
@@ -619,7 +628,7 @@ BOTH_MODES(munmap_and_remap_while_served)
 	size_t n = 64, pg = page_size();
 	void *src;
 	char *r;
-	struct libuffd_engine *e = serve_memory(n, 10, mode, &r, &src);
+	struct libuffd_engine *e = serve_memory(n, 10, mode, 0, &r, &src);
 	ASSERT_EQ(first_bad_page(r, 0, 2, 10), -1);
 	/* The unmap event must be read, or munmap would wait for ever. */
 	ASSERT_SYS(munmap(r + 32 * pg, 32 * pg));
@@ -662,7 +671,7 @@ BOTH_MODES(faults_while_events_pending)
 	size_t n = 4096, pg = page_size(), upper = n * 3 / 4;
 	void *src;
 	char *r;
-	struct libuffd_engine *e = serve_memory(n, 16, mode, &r, &src);
+	struct libuffd_engine *e = serve_memory(n, 16, mode, 0, &r, &src);
 	struct remover m = { r, upper, n - upper, 0 };
 	pthread_t th;
 	ASSERT_EQ(pthread_create(&th, NULL, remove_pages, &m), 0);
@@ -710,16 +719,9 @@ static void *touch_pages(void *arg)
 BOTH_MODES(destroy_with_faults_pending)
 {
 	size_t n = 8192, pg = page_size();
-	void *src = make_source(n, 11);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = pg };
-	struct libuffd_engine *e;
-	int ret = libuffd_engine_create(r, n * pg, &s, &o, &e);
-	if (ret == -EOPNOTSUPP)
-		SKIP("no UFFD_FEATURE_SIGBUS");
-	ASSERT_OK(ret);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 11, mode, pg, &r, &src);
 	pthread_t th[3];
 	struct toucher t[3];
 	for (int i = 0; i < 3; i++) {
@@ -738,16 +740,9 @@ BOTH_MODES(destroy_with_faults_pending)
 BOTH_MODES(fork_child_sees_resolved_pages_and_zeros)
 {
 	size_t n = 64, pg = page_size();
-	void *src = make_source(n, 12);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = pg };
-	struct libuffd_engine *e;
-	int ret = libuffd_engine_create(r, n * pg, &s, &o, &e);
-	if (ret == -EOPNOTSUPP)
-		SKIP("no UFFD_FEATURE_SIGBUS");
-	ASSERT_OK(ret);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 12, mode, pg, &r, &src);
 	ASSERT_EQ(first_bad_page(r, 0, 8, 12), -1); /* pages 0..7 resolved */
 	pid_t pid = fork();
 	ASSERT_SYS(pid);
@@ -819,16 +814,9 @@ BOTH_MODES(read_into_unpopulated_region_efault_and_helpers)
 BOTH_MODES(populate_keeps_present_pages)
 {
 	size_t n = 64, pg = page_size();
-	void *src = make_source(n, 14);
-	char *r = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = n * pg };
-	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = pg };
-	struct libuffd_engine *e;
-	int ret = libuffd_engine_create(r, n * pg, &s, &o, &e);
-	if (ret == -EOPNOTSUPP)
-		SKIP("no UFFD_FEATURE_SIGBUS");
-	ASSERT_OK(ret);
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 14, mode, pg, &r, &src);
 	r[5 * pg] = 'x'; /* resolved and changed: populate must keep it */
 	ASSERT_OK(libuffd_engine_populate(e, r + 3 * pg, 10 * pg + 1));
 	unsigned char vec[64];
