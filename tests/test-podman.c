@@ -54,11 +54,11 @@ static void box_setup(struct box *b)
 {
 	require_root();
 	if (!on_path("podman") || !on_path("runc"))
-		SKIP("podman or runc is not installed (Debian packages podman, runc)");
+		FAIL("podman or runc is not installed (Debian packages podman, runc, in scripts/packages-test.txt)");
 	if (access("/bin/busybox", X_OK) < 0)
-		SKIP("/bin/busybox is missing (Debian package busybox-static)");
+		FAIL("/bin/busybox is missing (Debian package busybox-static, in scripts/packages-test.txt)");
 	if (access(BASE, R_OK) < 0)
-		SKIP(BASE " is missing (Debian package golang-github-containers-common)");
+		FAIL(BASE " is missing (Debian package golang-github-containers-common, in scripts/packages-test.txt)");
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	ASSERT_GT(n, 0);
