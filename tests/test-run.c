@@ -236,18 +236,25 @@ TEST(unprivileged_invoker_gets_no_new_privs)
 	}
 }
 
+/* Run the helper's `scenario` supervised under `allow`, with the knobs in
+ * DIR = TMP/knobs (tmp: a mkdtemp() template, filled in). */
+static void run_with_control(const char *scenario, char *tmp, char *dir, struct cli_result *r)
+{
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(dir, PATH_MAX, "%s/knobs", tmp);
+	CLI(WHO_ROOT, r, "run", "--mode", "supervise", "--policy", "allow", "--control", dir, "--",
+	    helper(), scenario, dir);
+	if (r->status != 0)
+		FAIL("exit %d: %s%s", r->status, r->out, r->err);
+}
+
 TEST(live_knob_change_holds_from_the_next_call)
 {
 	char tmp[] = "/tmp/uffdguard-ctl.XXXXXX", dir[PATH_MAX];
 	struct cli_result r;
 
-	setup();
-	ASSERT_TRUE(mkdtemp(tmp) != NULL);
-	snprintf(dir, sizeof(dir), "%s/knobs", tmp);
-	CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--policy", "allow", "--control", dir, "--",
-	    helper(), "live", dir);
-	if (r.status != 0)
-		FAIL("exit %d: %s%s", r.status, r.out, r.err);
+	run_with_control("live", tmp, dir, &r);
 	ASSERT_EQ(line_value(r.out, "start-unpriv-0"), 0);
 	ASSERT_EQ(line_value(r.out, "umo-unpriv-0"), EPERM);
 	ASSERT_EQ(line_value(r.out, "umo-unpriv-umo"), 0);
@@ -272,13 +279,7 @@ TEST(knob_change_survives_an_event_overflow)
 	char tmp[] = "/tmp/uffdguard-ctl.XXXXXX", dir[PATH_MAX];
 	struct cli_result r;
 
-	setup();
-	ASSERT_TRUE(mkdtemp(tmp) != NULL);
-	snprintf(dir, sizeof(dir), "%s/knobs", tmp);
-	CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--policy", "allow", "--control", dir, "--",
-	    helper(), "flood", dir);
-	if (r.status != 0)
-		FAIL("exit %d: %s%s", r.status, r.out, r.err);
+	run_with_control("flood", tmp, dir, &r);
 	ASSERT_EQ(line_value(r.out, "flood-unpriv-umo"), EPERM);
 	rmdir(tmp);
 }
