@@ -101,6 +101,15 @@ int policy_set_knob(struct policy *p, const char *assignment, char *err, size_t 
 	return 0;
 }
 
+int policy_build(const char *preset, const char *const *sets, size_t n_sets, struct policy *p,
+		 char *err, size_t err_size)
+{
+	int r = policy_preset(preset, p, err, err_size);
+	for (size_t i = 0; r == 0 && i < n_sets; i++)
+		r = policy_set_knob(p, sets[i], err, err_size);
+	return r;
+}
+
 const char *policy_name(const struct policy *p)
 {
 	if (!p->unprivileged_userfaultfd)

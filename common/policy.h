@@ -77,6 +77,12 @@ enum verdict policy_decide(const struct policy *p, bool privileged, const struct
  * Returns 0, or -EINVAL with a message listing the valid names. */
 int policy_preset(const char *name, struct policy *p, char *err, size_t err_size);
 
+/* What --policy PRESET --set KNOB=V ... mean, for every command: the
+ * preset first, then each knob on top of it, whatever their order on the
+ * command line.  Returns 0 or -EINVAL with a message. */
+int policy_build(const char *preset, const char *const *sets, size_t n_sets, struct policy *p,
+		 char *err, size_t err_size);
+
 /* Apply "KNOB=VALUE": unprivileged_userfaultfd=0|1,
  * unprivileged_userfaultfd_user_mode_only=0|1, cover_device=0|1.
  * Returns 0 or -EINVAL with a message (the valid knobs and values). */

@@ -122,12 +122,9 @@ static int profile_run(int argc, char **argv)
 	if (optind < argc)
 		usage_error(&cmd_profile, "unexpected argument '%s'", argv[optind]);
 
-	/* The preset first, then the knobs on top of it, whatever the order. */
-	if (policy_preset(preset ? preset : "user-mode-only", &pol, err, sizeof(err)) < 0)
+	if (policy_build(preset ? preset : "user-mode-only", sets, (size_t)nsets, &pol, err,
+			 sizeof(err)) < 0)
 		usage_error(&cmd_profile, "%s", err);
-	for (int i = 0; i < nsets; i++)
-		if (policy_set_knob(&pol, sets[i], err, sizeof(err)) < 0)
-			usage_error(&cmd_profile, "%s", err);
 
 	struct json_object *prof;
 	if (base_path) {

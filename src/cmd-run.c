@@ -189,7 +189,7 @@ static int run_run(int argc, char **argv)
 	};
 	const char *policy_arg = "user-mode-only", *audit_path = NULL, *control_dir = NULL;
 	enum marker_mode mode = MARKER_MODE_FILTER;
-	char **sets = calloc((size_t)argc, sizeof(char *));
+	const char **sets = calloc((size_t)argc, sizeof(*sets));
 	size_t n_sets = 0;
 	char err[512];
 	int c;
@@ -239,11 +239,8 @@ static int run_run(int argc, char **argv)
 		usage_error(&cmd_run, "missing the command after '--'");
 
 	struct policy policy;
-	if (policy_preset(policy_arg, &policy, err, sizeof(err)) < 0)
+	if (policy_build(policy_arg, sets, n_sets, &policy, err, sizeof(err)) < 0)
 		usage_error(&cmd_run, "%s", err);
-	for (size_t i = 0; i < n_sets; i++)
-		if (policy_set_knob(&policy, sets[i], err, sizeof(err)) < 0)
-			usage_error(&cmd_run, "%s", err);
 	free(sets);
 	if (mode == MARKER_MODE_FILTER && (audit_path || control_dir))
 		usage_error(&cmd_run, "--audit and --control need --mode supervise");

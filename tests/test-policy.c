@@ -243,3 +243,20 @@ TEST(marker_round_trips_and_is_unknown_to_the_kernel)
 	enum marker_mode m;
 	ASSERT_TRUE(!marker_decode(EPERM, &m, &p) && !marker_decode(EINVAL, &m, &p));
 }
+
+/* --policy P --set K=V: the preset, then the knobs on top of it. */
+TEST(build_applies_knobs_over_the_preset)
+{
+	struct policy p;
+	char err[256];
+	const char *sets[] = { "unprivileged_userfaultfd=1", "cover_device=0" };
+
+	ASSERT_OK(policy_build("deny", sets, 2, &p, err, sizeof(err)));
+	ASSERT_EQ(p.unprivileged_userfaultfd, 1);
+	ASSERT_EQ(p.unprivileged_userfaultfd_user_mode_only, 0);
+	ASSERT_TRUE(!p.cover_device);
+	const char *bad[] = { "cover_device=1", "unprivileged_userfaultfd=2" };
+	ASSERT_ERR(policy_build("allow", bad, 2, &p, err, sizeof(err)), -EINVAL);
+	ASSERT_TRUE(strstr(err, "valid values are 0 and 1") != NULL);
+	ASSERT_ERR(policy_build("sometimes", NULL, 0, &p, err, sizeof(err)), -EINVAL);
+}
