@@ -32,7 +32,9 @@ static void profile_usage(FILE *out)
 	      "                    CAP_SYS_PTRACE is exempt, as in the kernel.  oci: the\n"
 	      "                    runtime-spec linux.seccomp object; every container is\n"
 	      "                    treated as unprivileged\n"
-	      "  -o, --output FILE write FILE atomically instead of standard output\n", out);
+	      "  -o, --output FILE write FILE atomically instead of standard output; a\n"
+	      "                    FILE that is a symbolic link, directory or other\n"
+	      "                    non-regular file is refused\n", out);
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -145,7 +147,10 @@ static int profile_run(int argc, char **argv)
 		mode_t um = umask(0);
 		umask(um);
 		int r = write_file_atomic(output, out, 0666 & ~um);
-		if (r < 0)
+		char why[ATOMIC_FILE_REFUSAL_SIZE];
+		if (r < 0 && atomic_file_refusal(output, r, why, sizeof(why)))
+			die(1, "%s", why);
+		else if (r < 0)
 			die(1, "%s: %s", output, strerror(-r));
 	} else if (fputs(out, stdout) == EOF || fflush(stdout) == EOF) {
 		die(1, "standard output: %s", strerror(errno));

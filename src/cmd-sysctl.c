@@ -47,7 +47,10 @@ static void sysctl_usage(FILE *out)
 	      "uffdguard profile).\n\n"
 	      "Options of apply:\n"
 	      "  --persist [FILE]      also write a sysctl.d drop-in, atomically\n"
-	      "                        (default " DEFAULT_DROPIN ")\n"
+	      "                        (default " DEFAULT_DROPIN "); a FILE that\n"
+	      "                        is a symbolic link (say a mask to /dev/null), a\n"
+	      "                        directory or another non-regular file is refused\n"
+	      "                        and the knob left unchanged\n"
 	      "  --force               write the knob although this kernel gives it\n"
 	      "                        another meaning (before 5.11)\n"
 	      "  --assume-kernel REL   act as on kernel release REL (testing)\n"
@@ -226,7 +229,15 @@ static int sysctl_apply(int argc, char **argv)
 		return EXIT_REFUSED;
 	}
 
-	int ret = knob_write(value);
+	/* A drop-in that would be refused is refused before the knob is
+	 * touched: nothing changes.  write_file_atomic() checks again. */
+	char why[ATOMIC_FILE_REFUSAL_SIZE];
+	int ret = persist_path ? atomic_file_check(persist_path) : 0;
+	if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why))) {
+		fprintf(stderr, "uffdguard sysctl: not applied: %s\n", why);
+		return EXIT_FAILED;
+	}
+	ret = knob_write(value);
 	if (ret < 0) {
 		fprintf(stderr, "uffdguard sysctl: cannot write %s: %s%s\n", KNOB_PATH, strerror(-ret),
 			ret == -EACCES || ret == -EPERM ? " (this needs root)" : "");
@@ -236,7 +247,10 @@ static int sysctl_apply(int argc, char **argv)
 	printf("%s = %d (%s): %s\n", KNOB_NAME, value, preset, meaning);
 	if (persist_path) {
 		ret = persist(persist_path, preset, value, meaning);
-		if (ret < 0) {
+		if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why))) {
+			fprintf(stderr, "uffdguard sysctl: the knob is set, but %s\n", why);
+			return EXIT_FAILED;
+		} else if (ret < 0) {
 			fprintf(stderr, "uffdguard sysctl: the knob is set, but %s could not be written: %s\n",
 				persist_path, strerror(-ret));
 			return EXIT_FAILED;

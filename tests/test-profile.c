@@ -725,3 +725,80 @@ TEST(cli_writes_atomically_and_nothing_on_error)
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	ASSERT_EQ(system(cmd), 0);
 }
+
+/* -o never replaces a link (a file someone else manages, or a mask to
+ * /dev/null) or anything else that is not a regular file; a linked
+ * directory on the way is fine. */
+TEST(cli_output_refuses_what_is_not_a_regular_file)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", target[PATH_MAX], link[PATH_MAX],
+	     mask[PATH_MAX], sub[PATH_MAX], real[64], via[64], out[PATH_MAX],
+	     want[3 * PATH_MAX], buf[PATH_MAX];
+	static char text[1 << 16];
+	struct cli_result r;
+	struct stat st;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(target, sizeof(target), "%s/managed.json", dir);
+	snprintf(link, sizeof(link), "%s/uffd.json", dir);
+	snprintf(mask, sizeof(mask), "%s/masked.json", dir);
+	snprintf(sub, sizeof(sub), "%s/sub.json", dir);
+	snprintf(real, sizeof(real), "%s/real", dir);
+	snprintf(via, sizeof(via), "%s/via", dir);
+	snprintf(out, sizeof(out), "%s/uffd.json", via);
+	write_text(target, "managed");
+	ASSERT_SYS(symlink(target, link));
+	ASSERT_SYS(symlink("/dev/null", mask));
+	ASSERT_SYS(mkdir(sub, 0755));
+	ASSERT_SYS(mkdir(real, 0755));
+	ASSERT_SYS(symlink(real, via));
+
+	CLI(WHO_ROOT, &r, "profile", "-o", link);
+	ASSERT_EQ(r.status, 1);
+	snprintf(want, sizeof(want),
+		 "uffdguard: %s is a symbolic link (to %s); uffdguard replaces regular files"
+		 " only: remove it or write elsewhere\n", link, target);
+	ASSERT_STREQ(r.err, want);
+	ASSERT_STREQ(r.out, "");
+	ASSERT_SYS(lstat(link, &st));
+	ASSERT_TRUE(S_ISLNK(st.st_mode));
+	ssize_t n = ASSERT_SYS(readlink(link, buf, sizeof(buf) - 1));
+	buf[n] = '\0';
+	ASSERT_STREQ(buf, target);
+	read_text(target, text, sizeof(text));
+	ASSERT_STREQ(text, "managed");
+
+	CLI(WHO_ROOT, &r, "profile", "--output", mask);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "masked.json is a symbolic link (to /dev/null); ");
+	ASSERT_SYS(lstat(mask, &st));
+	ASSERT_TRUE(S_ISLNK(st.st_mode));
+
+	CLI(WHO_ROOT, &r, "profile", "-o", sub);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "sub.json is a directory; uffdguard replaces regular files only");
+	ASSERT_EQ(dir_entries(sub), 0);
+	ASSERT_EQ(dir_entries(dir), 6); /* nothing written, no temporary left */
+
+	/* Through a linked directory: written, twice (the second replaces). */
+	CLI(WHO_ROOT, &r, "profile", "-o", out);
+	ASSERT_EQ(r.status, 0);
+	snprintf(buf, sizeof(buf), "%s/uffd.json", real);
+	struct stat before;
+	ASSERT_SYS(lstat(buf, &before));
+	ASSERT_TRUE(S_ISREG(before.st_mode));
+	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "-o", out);
+	ASSERT_EQ(r.status, 0);
+	ASSERT_SYS(lstat(buf, &st));
+	ASSERT_TRUE(S_ISREG(st.st_mode));
+	ASSERT_NE(before.st_ino, st.st_ino);
+	read_text(buf, text, sizeof(text));
+	json_object_put(parse_ok(text));
+	ASSERT_SYS(lstat(via, &st));
+	ASSERT_TRUE(S_ISLNK(st.st_mode));
+	ASSERT_EQ(dir_entries(real), 1);
+
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0);
+}

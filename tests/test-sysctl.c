@@ -133,6 +133,121 @@ TEST(persist_writes_a_drop_in_atomically)
 	rmdir(dir);
 }
 
+/* path is still a symbolic link, to target. */
+static void assert_link(const char *path, const char *target)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	ASSERT_SYS(lstat(path, &st));
+	ASSERT_TRUE(S_ISLNK(st.st_mode));
+	ssize_t n = ASSERT_SYS(readlink(path, buf, sizeof(buf) - 1));
+	buf[n] = '\0';
+	ASSERT_STREQ(buf, target);
+}
+
+/* A link in sysctl.d is someone else's: a mask (to /dev/null) or a
+ * managed file.  Refused before the knob is touched; nothing written. */
+TEST(persist_refuses_what_is_not_a_regular_file)
+{
+	struct cli_result r;
+	char dir[] = "/tmp/uffdguard-sysctl.XXXXXX", target[PATH_MAX], link[PATH_MAX],
+	     mask[PATH_MAX], sub[PATH_MAX], fifo[PATH_MAX], want[3 * PATH_MAX], text[512];
+	struct stat st;
+
+	require_root();
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(target, sizeof(target), "%s/managed.conf", dir);
+	snprintf(link, sizeof(link), "%s/60-uffdguard.conf", dir);
+	snprintf(mask, sizeof(mask), "%s/50-masked.conf", dir);
+	snprintf(sub, sizeof(sub), "%s/70-dir.conf", dir);
+	snprintf(fifo, sizeof(fifo), "%s/80-fifo.conf", dir);
+	write_text(target, "vm.unprivileged_userfaultfd = 1\n# managed\n");
+	ASSERT_SYS(symlink(target, link));
+	ASSERT_SYS(symlink("/dev/null", mask));
+	ASSERT_SYS(mkdir(sub, 0755));
+	ASSERT_SYS(mkfifo(fifo, 0644));
+	sysctl_set(1);
+
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--persist", link);
+	ASSERT_EQ(r.status, 1);
+	snprintf(want, sizeof(want),
+		 "uffdguard sysctl: not applied: %s is a symbolic link (to %s); uffdguard replaces"
+		 " regular files only: remove it or write elsewhere\n", link, target);
+	ASSERT_STREQ(r.err, want);
+	ASSERT_EQ(sysctl_get(), 1);
+	assert_link(link, target);
+	read_text(target, text, sizeof(text));
+	ASSERT_STREQ(text, "vm.unprivileged_userfaultfd = 1\n# managed\n");
+
+	char opt[PATH_MAX + 16];
+	snprintf(opt, sizeof(opt), "--persist=%s", mask);
+	CLI(WHO_ROOT, &r, "sysctl", "apply", opt, "user-mode-only");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, " is a symbolic link (to /dev/null); ");
+	ASSERT_EQ(sysctl_get(), 1);
+	assert_link(mask, "/dev/null");
+	ASSERT_SYS(stat("/dev/null", &st));
+	ASSERT_TRUE(S_ISCHR(st.st_mode));
+
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--persist", sub);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "70-dir.conf is a directory; uffdguard replaces regular files only");
+	ASSERT_SYS(lstat(sub, &st));
+	ASSERT_TRUE(S_ISDIR(st.st_mode));
+	ASSERT_EQ(dir_entries(sub), 0);
+
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--persist", fifo);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "80-fifo.conf is a fifo; ");
+	ASSERT_SYS(lstat(fifo, &st));
+	ASSERT_TRUE(S_ISFIFO(st.st_mode));
+
+	ASSERT_EQ(sysctl_get(), 1);
+	ASSERT_EQ(dir_entries(dir), 5); /* no temporary file, nothing new */
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
+/* Only the last component matters: a linked directory is followed, and
+ * a regular file in it is replaced as anywhere else. */
+TEST(persist_follows_a_linked_directory)
+{
+	struct cli_result r;
+	char dir[] = "/tmp/uffdguard-sysctl.XXXXXX", real[64], via[64], path[PATH_MAX],
+	     inreal[PATH_MAX], text[512];
+	struct stat before, after;
+
+	require_root();
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(real, sizeof(real), "%s/real.d", dir);
+	snprintf(via, sizeof(via), "%s/sysctl.d", dir);
+	snprintf(path, sizeof(path), "%s/60-uffdguard.conf", via);
+	snprintf(inreal, sizeof(inreal), "%s/60-uffdguard.conf", real);
+	ASSERT_SYS(mkdir(real, 0755));
+	ASSERT_SYS(symlink(real, via));
+	write_text(inreal, "# old\n");
+	ASSERT_SYS(stat(inreal, &before));
+
+	sysctl_set(1);
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--persist", path);
+	ASSERT_EQ(r.status, 0);
+	ASSERT_EQ(sysctl_get(), 0);
+	read_text(inreal, text, sizeof(text));
+	ASSERT_CONTAINS(text, "\nvm.unprivileged_userfaultfd = 0\n");
+	ASSERT_SYS(lstat(inreal, &after));
+	ASSERT_TRUE(S_ISREG(after.st_mode));
+	ASSERT_NE(before.st_ino, after.st_ino); /* replaced, not written in place */
+	ASSERT_SYS(lstat(via, &after));
+	ASSERT_TRUE(S_ISLNK(after.st_mode));
+	ASSERT_EQ(dir_entries(real), 1);
+	ASSERT_EQ(dir_entries(dir), 2);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ASSERT_EQ(system(cmd), 0);
+}
+
 TEST(non_root_cannot_apply)
 {
 	struct cli_result r;
