@@ -50,15 +50,26 @@ static int asynchronous(const siginfo_t *si)
 	return si->si_code <= 0 || si->si_code == BUS_MCEERR_AO;
 }
 
+/* SA_RESETHAND: the previous handler has had its one delivery. */
+static int previous_spent;
+
 static void chain(int sig, siginfo_t *si, void *uc)
 {
 	int is_handler = (previous.sa_flags & SA_SIGINFO) ||
 			 (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
 
+	/* The kernel resets a one-shot handler to the default on delivery. */
+	if (is_handler && (previous.sa_flags & SA_RESETHAND) &&
+	    __atomic_exchange_n(&previous_spent, 1, __ATOMIC_ACQ_REL))
+		is_handler = 0;
 	if (is_handler) {
-		/* With the signals it asked to block, as the kernel would. */
-		sigset_t old;
+		/* With the signals it asked to block, and this one unless it
+		 * asked for SA_NODEFER, as the kernel would. */
+		sigset_t old, bus;
+		sigemptyset(&bus);
+		sigaddset(&bus, sig);
 		sigprocmask(SIG_BLOCK, &previous.sa_mask, &old);
+		sigprocmask(previous.sa_flags & SA_NODEFER ? SIG_UNBLOCK : SIG_BLOCK, &bus, NULL);
 		if (previous.sa_flags & SA_SIGINFO)
 			previous.sa_sigaction(sig, si, uc);
 		else
@@ -136,6 +147,22 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		    a < __atomic_load_n(&slots[i].end, __ATOMIC_ACQUIRE)) {
 			/* Raised just before its engine unregistered the range. */
 			handled = retry_once(a);
+			goto done;
+		}
+	}
+	/* Registered with one of our descriptors but outside its region: a
+	 * part moved away by mremap(), or a tail it grew.  No source covers
+	 * it: zero, as handler threads answer (the ioctl fails with ENOENT
+	 * wherever that descriptor has nothing registered; EAGAIN while an
+	 * event is pending: retry once the engine thread has read it). */
+	for (int i = 0; i < SLOTS && si->si_code == BUS_ADRERR; i++) {
+		struct libuffd_engine *e = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
+		if (!e)
+			continue;
+		uintptr_t pa = a & ~(uintptr_t)(e->page - 1);
+		int r = libuffd_zeropage(e->uffd, (void *)pa, e->page, LIBUFFD_DONTWAKE, NULL);
+		if (r == 0 || r == -EEXIST || r == -EAGAIN) {
+			handled = 1;
 			break;
 		}
 	}

@@ -62,9 +62,10 @@ static void mark_zeroed(struct libuffd_engine *e, uintptr_t start, uintptr_t end
 /* ---- Prefetch ---------------------------------------------------------
  * A few streams remember where the next sequential fault would land
  * (encoded as (next page + 1) << 8 | window order).  A fault there grows
- * the window and queues the window after it as read-ahead for the
- * engine's own threads, which copy it while the faulting thread works on
- * the first; any other fault starts a new stream with a single page.
+ * the window and, from the stream's second window on, queues the window
+ * after it as read-ahead for the engine's own threads, which copy it while
+ * the faulting thread works on the first; any other fault starts a new
+ * stream with a single page.
  * Races between faulting threads only blur the prediction. */
 
 struct window {
@@ -100,7 +101,10 @@ static void prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
 			order = e->max_order;
 		w->n = (size_t)1 << order;
 		next = p + w->n;
-		if (order) {
+		/* Read ahead once the stream has outgrown its first window: a
+		 * short run (a clustered working set) ends inside that window,
+		 * and copying past it would only waste pages and a wake-up. */
+		if (order > e->min_order) {
 			w->ahead_p = next;
 			w->ahead_n = w->n;
 			next += w->n;
@@ -419,6 +423,10 @@ static int read_ahead(struct libuffd_engine *e, struct pending *pd)
 	int any = 0;
 
 	for (int i = 0; i < ENGINE_AHEAD; i++) {
+		/* A plain load first: most slots are empty, and an exchange
+		 * would take each cache line exclusive for nothing. */
+		if (!LOAD(&e->ahead[i]))
+			continue;
 		uint64_t v = __atomic_exchange_n(&e->ahead[i], 0, __ATOMIC_ACQ_REL);
 		if (!v)
 			continue;

@@ -115,19 +115,27 @@ static struct libuffd_engine *serve_memory(size_t n, uint64_t seed, enum libuffd
 	return serve_with(*region, n * page_size(), &s, &o);
 }
 
-/* Handler threads count a resolution after the copy has woken the
- * faulting thread: wait until the counters stop moving. */
-static struct libuffd_engine_stats stats(struct libuffd_engine *e)
+/* The counters once the engine's threads are done: at least min_pages
+ * resolved, and unchanged for 20 ms.  A handler thread counts after the
+ * copy that woke the faulting thread, and a loaded machine can keep it
+ * from running for milliseconds. */
+static struct libuffd_engine_stats stats_when(struct libuffd_engine *e, uint64_t min_pages)
 {
 	struct libuffd_engine_stats a, b;
 	ASSERT_OK(libuffd_engine_get_stats(e, &a));
-	for (;;) {
-		usleep(2000);
+	for (int waited_ms = 0; waited_ms < 10000; waited_ms += 20) {
+		usleep(20000);
 		ASSERT_OK(libuffd_engine_get_stats(e, &b));
-		if (!memcmp(&a, &b, sizeof(a)))
+		if (b.pages >= min_pages && !memcmp(&a, &b, sizeof(a)))
 			return b;
 		a = b;
 	}
+	return b;
+}
+
+static struct libuffd_engine_stats stats(struct libuffd_engine *e)
+{
+	return stats_when(e, 0);
 }
 
 /* ---- Sources and prefetch ---------------------------------------------- */
@@ -141,11 +149,31 @@ BOTH_MODES(memory_source_sequential_prefetch)
 	for (size_t i = 0; i < n; i++) /* read one byte a page, in order */
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 1));
 	ASSERT_EQ(first_bad_page(r, 0, n, 1), -1);
-	struct libuffd_engine_stats st = stats(e);
+	struct libuffd_engine_stats st = stats_when(e, n);
 	ASSERT_EQ(st.pages, n);           /* never beyond the region, nothing twice */
-	/* Windows of 1, 16, 32 ... 512 pages, each followed by as much
-	 * read-ahead; a fault that meets the read-ahead adds one. */
+	/* Windows of 1, 16, 32 ... 512 pages, from 32 on each followed by
+	 * as much read-ahead; a fault that meets the read-ahead adds one. */
 	ASSERT_LE(st.faults, 32);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+BOTH_MODES(short_run_is_not_read_ahead)
+{
+	/* A run of 17 pages: one page, then a 16-page window that ends it.
+	 * Nothing past it is copied (read-ahead waits for a second window). */
+	size_t n = 256, pg = page_size();
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 1, mode, 0, &r, &src);
+	for (size_t i = 100; i < 117; i++)
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 1));
+	struct libuffd_engine_stats st = stats_when(e, 17);
+	ASSERT_EQ(st.faults, 2);
+	ASSERT_EQ(st.pages, 17);
+	unsigned char vec[256];
+	ASSERT_SYS(mincore(r, n * pg, vec));
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(vec[i] & 1, i >= 100 && i < 117);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
@@ -158,7 +186,7 @@ BOTH_MODES(random_access_resolves_single_pages)
 	/* A stride of 37 pages is never "the next page". */
 	for (size_t i = 0; i < n; i += 37, touched++)
 		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg + 8), pattern(i, 1, 2));
-	struct libuffd_engine_stats st = stats(e);
+	struct libuffd_engine_stats st = stats_when(e, touched);
 	ASSERT_EQ(st.faults, touched);
 	ASSERT_EQ(st.pages, touched);
 	ASSERT_OK(libuffd_engine_destroy(e));
@@ -183,7 +211,7 @@ BOTH_MODES(prefetch_stops_at_region_end)
 	ASSERT_SYS(mincore(r + n * pg, 8 * pg, vec));
 	for (int i = 0; i < 8; i++)
 		ASSERT_EQ(vec[i] & 1, 0);
-	ASSERT_EQ(stats(e).pages, n);
+	ASSERT_EQ(stats_when(e, n).pages, n);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
@@ -283,7 +311,7 @@ BOTH_MODES(callback_source)
 					   .fill = fill_pattern, .ctx = &c };
 	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 2);
 	ASSERT_EQ(first_bad_page(r, 0, n, 6), -1);
-	ASSERT_EQ(stats(e).pages, n);
+	ASSERT_EQ(stats_when(e, n).pages, n);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
@@ -526,32 +554,92 @@ TEST(in_thread_sent_sigbus_stays_ignored)
 	ASSERT_EQ(WEXITSTATUS(status), 0);
 }
 
-/* The previous handler runs with the signals its sa_mask blocks. */
-static volatile int usr1_blocked;
+/* The previous handler runs with the signals its sa_mask blocks, and
+ * SIGBUS itself unless it asked for SA_NODEFER. */
+static volatile int usr1_blocked, bus_blocked;
 
 static void on_masked_sigbus(int sig)
 {
 	sigset_t now;
 	sigprocmask(SIG_BLOCK, NULL, &now);
 	usr1_blocked = sigismember(&now, SIGUSR1);
+	bus_blocked = sigismember(&now, SIGBUS);
 	siglongjmp(bus_jump, 1);
 }
 
-TEST(in_thread_chains_with_the_previous_sa_mask)
+static void chains_with_mask(int flags, int want_bus_blocked)
 {
 	char *r = map_pages(4);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 					   .fill = fill_fails };
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_masked_sigbus;
+	sa.sa_flags = flags;
 	sigemptyset(&sa.sa_mask);
 	sigaddset(&sa.sa_mask, SIGUSR1);
 	ASSERT_SYS(sigaction(SIGBUS, &sa, NULL));
 	struct libuffd_engine *e = serve(r, 4 * page_size(), &s, IT, 1);
-	usr1_blocked = -1;
+	usr1_blocked = bus_blocked = -1;
 	ASSERT_TRUE(read_raises_sigbus(r));
 	ASSERT_EQ(usr1_blocked, 1);
+	ASSERT_EQ(bus_blocked, want_bus_blocked);
 	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+TEST(in_thread_chains_with_the_previous_sa_mask)
+{
+	chains_with_mask(0, 1);
+}
+
+TEST(in_thread_chains_with_sa_nodefer)
+{
+	chains_with_mask(SA_NODEFER, 0);
+}
+
+/* SA_RESETHAND: the previous handler runs for the first SIGBUS only; the
+ * second one that is not ours gets the default action. */
+TEST(in_thread_chains_sa_resethand_once)
+{
+	struct libuffd_api api;
+	int p[2], status;
+	ASSERT_OK(libuffd_kernel_api(&api));
+	if (!(api.features & LIBUFFD_FEATURE_SIGBUS))
+		SKIP("no UFFD_FEATURE_SIGBUS");
+	ASSERT_SYS(pipe(p));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		char *r = map_pages(4);
+		struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+						   .fill = fill_fails };
+		struct libuffd_engine_opts o = { .mode = IT };
+		struct libuffd_engine *e;
+		struct sigaction sa = { 0 };
+		sa.sa_sigaction = on_test_sigbus;
+		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(SIGBUS, &sa, NULL) < 0 ||
+		    libuffd_engine_create(r, 4 * page_size(), &s, &o, &e) < 0)
+			_exit(2);
+		alarm(10);
+		if (!read_raises_sigbus(r) || bus_addr != r || write(p[1], "1", 1) != 1)
+			_exit(3);
+		/* The engine still serves its pages, ... */
+		struct libuffd_engine_source zero = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+		char *z = map_pages(1);
+		struct libuffd_engine *ez;
+		if (libuffd_engine_create(z, page_size(), &zero, &o, &ez) < 0 || *(volatile char *)z)
+			_exit(4);
+		/* ... and the next fault it cannot resolve kills. */
+		read_raises_sigbus(r + page_size());
+		_exit(5);
+	}
+	close(p[1]);
+	char c = 0;
+	ASSERT_EQ(read(p[0], &c, 1), 1);
+	ASSERT_EQ(c, '1');
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	assert_killed_by_sigbus(status);
+	close(p[0]);
 }
 
 TEST(bad_arguments)
@@ -620,6 +708,38 @@ BOTH_MODES(mremap_whole_region_is_followed)
 	size_t len;
 	ASSERT_TRUE(libuffd_engine_region(e, &len) == m);
 	ASSERT_EQ(first_bad_page(m, 0, n, 9), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* Pages that leave the region but stay registered (moved out by a
+ * partial mremap, or a tail the region grew by) have no source: both
+ * modes serve them as zero, and the region itself keeps being served. */
+BOTH_MODES(mremap_pages_outside_the_region_read_zero)
+{
+	size_t n = 64, pg = page_size();
+	void *src = make_source(n, 12);
+	char *r = map_pages(n + 16); /* room to grow */
+	ASSERT_SYS(munmap(r + n * pg, 16 * pg));
+	char *hole = map_pages(8);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(first_bad_page(r, 0, 2, 12), -1);
+	/* The last 8 pages, never touched, move out. */
+	char *m = mremap(r + (n - 8) * pg, 8 * pg, 8 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, hole);
+	ASSERT_TRUE(m == hole);
+	ASSERT_TRUE(page_is_zero(m + 3 * pg));
+	m[5 * pg] = 7; /* a write fault too */
+	ASSERT_EQ(m[5 * pg], 7);
+	ASSERT_EQ(first_bad_page(r + 20 * pg, 20, 1, 12), -1);
+	/* Put them back, then grow the mapping in place past the region. */
+	ASSERT_TRUE(mremap(m, 8 * pg, 8 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, r + (n - 8) * pg) ==
+		    r + (n - 8) * pg);
+	ASSERT_TRUE(mremap(r, n * pg, (n + 16) * pg, 0) == r);
+	ASSERT_TRUE(page_is_zero(r + (n + 4) * pg));
+	r[(n + 9) * pg] = 9;
+	ASSERT_EQ(r[(n + 9) * pg], 9);
+	ASSERT_EQ(first_bad_page(r + 30 * pg, 30, 1, 12), -1);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
@@ -803,7 +923,7 @@ BOTH_MODES(read_into_unpopulated_region_efault_and_helpers)
 	struct read_args b = { fd, r2, n * pg };
 	ASSERT_EQ(libuffd_engine_retry_efault(e, r2, n * pg, do_pread, &b), (long)(n * pg));
 	ASSERT_EQ(first_bad_page(r2, 0, n, 13), -1);
-	ASSERT_EQ(stats(e).pages, n);
+	ASSERT_EQ(stats_when(e, n).pages, n);
 	/* Outside the region an EFAULT is returned as it is. */
 	struct read_args c = { fd, (void *)8, pg };
 	ASSERT_ERR(libuffd_engine_retry_efault(e, (void *)8, pg, do_pread, &c), -EFAULT);
@@ -948,7 +1068,7 @@ static void stress(enum libuffd_engine_mode mode)
 			ASSERT_EQ(pthread_join(lt[c], NULL), 0);
 		}
 		ASSERT_TRUE(!st.failed);
-		struct libuffd_engine_stats es = stats(e);
+		struct libuffd_engine_stats es = stats_when(e, st.npages);
 		ASSERT_EQ(es.pages, st.npages); /* each page resolved exactly once */
 		ASSERT_OK(libuffd_engine_destroy(e));
 		for (size_t nr = 0; nr < st.npages; nr++)
