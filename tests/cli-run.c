@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "cli-run.h"
@@ -172,4 +174,23 @@ size_t dir_entries(const char *dir)
 		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(d);
 	return n;
+}
+
+void assert_link(const char *path, const char *target)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	ASSERT_SYS(lstat(path, &st));
+	ASSERT_TRUE(S_ISLNK(st.st_mode));
+	ssize_t n = ASSERT_SYS(readlink(path, buf, sizeof(buf) - 1));
+	buf[n] = '\0';
+	ASSERT_STREQ(buf, target);
+}
+
+void remove_tree(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ASSERT_EQ(system(cmd), 0);
 }

@@ -40,6 +40,10 @@ int jbool(json_object *root, const char *path);
 void read_text(const char *path, char *buf, size_t size);
 void write_text(const char *path, const char *text);
 size_t dir_entries(const char *dir);
+/* path is a symbolic link to target (fails the test otherwise). */
+void assert_link(const char *path, const char *target);
+/* rm -rf of a test's private temporary directory. */
+void remove_tree(const char *dir);
 
 #define ASSERT_STREQ(a, b)                                                          \
 	do {                                                                        \

@@ -721,9 +721,7 @@ TEST(cli_writes_atomically_and_nothing_on_error)
 	CLI(WHO_ROOT, &r, "profile", "--set", "cover_device=7");
 	ASSERT_EQ(r.status, 2);
 	ASSERT_CONTAINS(r.err, "cover_device");
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ASSERT_EQ(system(cmd), 0);
+	remove_tree(dir);
 }
 
 /* -o never replaces a link (a file someone else manages, or a mask to
@@ -760,11 +758,7 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 		 " only: remove it or write elsewhere\n", link, target);
 	ASSERT_STREQ(r.err, want);
 	ASSERT_STREQ(r.out, "");
-	ASSERT_SYS(lstat(link, &st));
-	ASSERT_TRUE(S_ISLNK(st.st_mode));
-	ssize_t n = ASSERT_SYS(readlink(link, buf, sizeof(buf) - 1));
-	buf[n] = '\0';
-	ASSERT_STREQ(buf, target);
+	assert_link(link, target);
 	read_text(target, text, sizeof(text));
 	ASSERT_STREQ(text, "managed");
 
@@ -798,7 +792,5 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	ASSERT_TRUE(S_ISLNK(st.st_mode));
 	ASSERT_EQ(dir_entries(real), 1);
 
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ASSERT_EQ(system(cmd), 0);
+	remove_tree(dir);
 }

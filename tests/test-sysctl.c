@@ -133,19 +133,6 @@ TEST(persist_writes_a_drop_in_atomically)
 	rmdir(dir);
 }
 
-/* path is still a symbolic link, to target. */
-static void assert_link(const char *path, const char *target)
-{
-	char buf[PATH_MAX];
-	struct stat st;
-
-	ASSERT_SYS(lstat(path, &st));
-	ASSERT_TRUE(S_ISLNK(st.st_mode));
-	ssize_t n = ASSERT_SYS(readlink(path, buf, sizeof(buf) - 1));
-	buf[n] = '\0';
-	ASSERT_STREQ(buf, target);
-}
-
 /* A link in sysctl.d is someone else's: a mask (to /dev/null) or a
  * managed file.  Refused before the knob is touched; nothing written. */
 TEST(persist_refuses_what_is_not_a_regular_file)
@@ -205,9 +192,7 @@ TEST(persist_refuses_what_is_not_a_regular_file)
 
 	ASSERT_EQ(sysctl_get(), 1);
 	ASSERT_EQ(dir_entries(dir), 5); /* no temporary file, nothing new */
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ASSERT_EQ(system(cmd), 0);
+	remove_tree(dir);
 }
 
 /* Only the last component matters: a linked directory is followed, and
@@ -243,9 +228,7 @@ TEST(persist_follows_a_linked_directory)
 	ASSERT_TRUE(S_ISLNK(after.st_mode));
 	ASSERT_EQ(dir_entries(real), 1);
 	ASSERT_EQ(dir_entries(dir), 2);
-	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	ASSERT_EQ(system(cmd), 0);
+	remove_tree(dir);
 }
 
 TEST(non_root_cannot_apply)
