@@ -13,7 +13,7 @@
 #include <linux/userfaultfd.h>
 #include <sys/mman.h>
 
-#include "../src/filter.h"
+#include "seccomp-filter.h"
 #include "bpf.h"
 #include "harness.h"
 #include "marker.h"

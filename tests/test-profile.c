@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "../src/profile.h"
+#include "profile.h"
 #include "cli-run.h"
 #include "bpf.h"
 #include "harness.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/profile.h"
+#include "profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "knob.h"
+#include "sysctl.h"
 
 static bool release_at_least(const char *release, int major, int minor)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "filter.h"
+#include "seccomp-filter.h"
 
 #define LOW32 0xffffffffu
 

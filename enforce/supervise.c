@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "filter.h"
+#include "seccomp-filter.h"
 #include "marker.h"
 #include "supervise.h"
 

@@ -18,7 +18,7 @@
 
 #include "atomic-file.h"
 #include "cli.h"
-#include "knob.h"
+#include "sysctl.h"
 #include "libuffd.h"
 #include "policy.h"
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "filter.h"
+#include "seccomp-filter.h"
 #include "marker.h"
 #include "policy.h"
 #include "supervise.h"

@@ -24,7 +24,7 @@
 
 #include "cli.h"
 #include "config.h"
-#include "knob.h"
+#include "sysctl.h"
 #include "libuffd.h"
 #include "marker.h"
 #include "policy.h"
