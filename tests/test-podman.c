@@ -123,9 +123,15 @@ static void run_probe(struct box *b, const char *profile, const char *extra)
 		FAIL("container did not run (status %d): %s\n%s", st, cmd, b->out);
 }
 
-/* Assert "key=want" in the probe's output. */
+/* Assert "key=want" in the probe's output.  The i386 entry is checked
+ * where the kernel offers it (the probe says "i386=unavailable" where it
+ * does not). */
 static void expect(const struct box *b, const char *key, const char *want)
 {
+	if (!strncmp(key, "i386_", 5) && strstr(b->out, "\ni386=unavailable\n")) {
+		printf("# %s not checked: this kernel has no i386 entry (int 0x80)\n", key);
+		return;
+	}
 	char line[128];
 	snprintf(line, sizeof(line), "\n%s=", key);
 	const char *at = strstr(b->out, line); /* the output starts with "shell" */
