@@ -218,27 +218,6 @@ static void read_caller(pid_t tid, bool want_exe, struct caller *c)
 	}
 }
 
-static const char *reason(const struct policy *p, const struct call *call, bool privileged,
-			  enum verdict v)
-{
-	bool umo = call->flags & POLICY_UFFD_USER_MODE_ONLY;
-
-	if (call->path == CALL_DEVICE_IOCTL && !p->cover_device)
-		return "cover_device=0: /dev/userfaultfd is left to its file permissions";
-	if (v == VERDICT_EPERM)
-		return !p->unprivileged_userfaultfd
-			       ? "unprivileged_userfaultfd=0 and the caller lacks CAP_SYS_PTRACE"
-			       : "unprivileged_userfaultfd_user_mode_only=1, UFFD_USER_MODE_ONLY not "
-				 "set, and the caller lacks CAP_SYS_PTRACE";
-	if (v == VERDICT_EINVAL)
-		return "unknown flag bits";
-	if (privileged && (!p->unprivileged_userfaultfd ||
-			   (p->unprivileged_userfaultfd_user_mode_only && !umo)))
-		return "the caller has CAP_SYS_PTRACE in the initial user namespace";
-	return p->unprivileged_userfaultfd_user_mode_only ? "UFFD_USER_MODE_ONLY set"
-							  : "unprivileged_userfaultfd=1";
-}
-
 static void audit(struct supervisor *s, const struct seccomp_notif *req, const struct caller *c,
 		  const struct call *call, const char *abi, bool privileged, const char *verdict,
 		  const char *why)
@@ -251,7 +230,7 @@ static void audit(struct supervisor *s, const struct seccomp_notif *req, const s
 	gmtime_r(&ts.tv_sec, &tm);
 	size_t off = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(when + off, sizeof(when) - off, ".%06ldZ", ts.tv_nsec / 1000);
-	snprintf(flags, sizeof(flags), "0x%" PRIx64, call->flags);
+	snprintf(flags, sizeof(flags), "0x%" PRIx64, (uint64_t)call->flags);
 
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "time", json_object_new_string(when));
@@ -318,12 +297,13 @@ int supervisor_handle(struct supervisor *s)
 		 * blocked in this call (the tid may have been reused). */
 		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
 			return 0;
-		enum verdict v = policy_decide(&s->policy, privileged, &call);
+		enum policy_reason r = policy_decide_reason(&s->policy, privileged, &call);
+		enum verdict v = policy_reason_verdict(r);
 		resp->error = v == VERDICT_EPERM ? -EPERM : v == VERDICT_EINVAL ? -EINVAL : 0;
 		if (v == VERDICT_ALLOW)
 			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 		verdict_text = verdict_name(v);
-		why = reason(&s->policy, &call, privileged, v);
+		why = policy_reason_text(r);
 	}
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0)
 		return errno == ENOENT ? 0 : -errno; /* ENOENT: the caller went away */

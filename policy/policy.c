@@ -6,30 +6,6 @@
 
 #include "policy.h"
 
-enum verdict policy_decide(const struct policy *p, bool privileged, const struct call *c)
-{
-	/* Both paths reach new_userfaultfd(int flags): 32 bits count. */
-	uint32_t flags = (uint32_t)c->flags;
-
-	if (c->path == CALL_DEVICE_IOCTL && !p->cover_device)
-		return VERDICT_ALLOW;
-	if (p->privilege == POLICY_PRIV_NOBODY)
-		privileged = false;
-
-	/* Patch 2/2, fs/userfaultfd.c, SYSCALL_DEFINE1(userfaultfd): */
-	bool need_cap_check = false;
-	if (!p->unprivileged_userfaultfd)
-		need_cap_check = true;
-	if (p->unprivileged_userfaultfd_user_mode_only && (flags & POLICY_UFFD_USER_MODE_ONLY) == 0)
-		need_cap_check = true;
-	if (need_cap_check && !privileged)
-		return VERDICT_EPERM;
-	/* Patch 1/2: unknown flag bits. */
-	if (flags & ~POLICY_KNOWN_FLAGS)
-		return VERDICT_EINVAL;
-	return VERDICT_ALLOW;
-}
-
 static const struct {
 	const char *name;
 	const char *alias; /* the reviewer's single knob */
@@ -136,6 +112,30 @@ const char *verdict_name(enum verdict v)
 		return "eperm";
 	case VERDICT_EINVAL:
 		return "einval";
+	}
+	return "?";
+}
+
+const char *policy_reason_text(enum policy_reason r)
+{
+	switch (r) {
+	case POLICY_REASON_DEVICE_NOT_COVERED:
+		return "cover_device=0: /dev/userfaultfd is left to its file permissions";
+	case POLICY_REASON_UNPRIVILEGED_DENIED:
+		return "unprivileged_userfaultfd=0 and the caller lacks CAP_SYS_PTRACE";
+	case POLICY_REASON_FLAG_REQUIRED:
+		return "unprivileged_userfaultfd_user_mode_only=1, UFFD_USER_MODE_ONLY not set, "
+		       "and the caller lacks CAP_SYS_PTRACE";
+	case POLICY_REASON_UNKNOWN_FLAGS:
+		return "unknown flag bits";
+	case POLICY_REASON_PRIVILEGED:
+		return "the caller has CAP_SYS_PTRACE in the initial user namespace";
+	case POLICY_REASON_FLAG_SET:
+		return "UFFD_USER_MODE_ONLY set";
+	case POLICY_REASON_UNPRIVILEGED_ALLOWED:
+		return "unprivileged_userfaultfd=1";
+	case POLICY_N_REASONS:
+		break;
 	}
 	return "?";
 }

@@ -12,65 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Who counts as privileged. */
-enum policy_privilege {
-	/* CAP_SYS_PTRACE in the caller's effective set, against the initial
-	 * user namespace, at the time of the call: capable() in the seed. */
-	POLICY_PRIV_CAP_SYS_PTRACE = 0,
-	/* Nobody: every caller is unprivileged (seccomp filter mode, which
-	 * cannot see capabilities at call time). */
-	POLICY_PRIV_NOBODY = 1,
-};
+#include "decide.h"
 
-struct policy {
-	/* vm.unprivileged_userfaultfd of the seed: 0 denies unprivileged
-	 * callers altogether, 1 (default) allows them. */
-	int unprivileged_userfaultfd;
-	/* vm.unprivileged_userfaultfd_user_mode_only of the seed: 1 makes
-	 * unprivileged callers pass UFFD_USER_MODE_ONLY; default 0. */
-	int unprivileged_userfaultfd_user_mode_only;
-	/* Extension: USERFAULTFD_IOC_NEW on /dev/userfaultfd follows the same
-	 * rule as the syscall (default true); false leaves it to file
-	 * permissions, as upstream Linux does. */
-	bool cover_device;
-	enum policy_privilege privilege;
-};
-
-/* The seed's defaults: {1, 0}, device covered, CAP_SYS_PTRACE. */
+/* The series' defaults: {1, 0}, device covered, CAP_SYS_PTRACE. */
 #define POLICY_DEFAULT                                                            \
 	((struct policy){ .unprivileged_userfaultfd = 1,                          \
 			  .unprivileged_userfaultfd_user_mode_only = 0,           \
 			  .cover_device = true,                                   \
 			  .privilege = POLICY_PRIV_CAP_SYS_PTRACE })
-
-enum call_path {
-	CALL_SYSCALL = 0,      /* userfaultfd(flags) on any ABI */
-	CALL_DEVICE_IOCTL = 1, /* ioctl(fd, USERFAULTFD_IOC_NEW, flags) */
-};
-
-struct call {
-	enum call_path path;
-	/* The raw 64-bit argument register.  The kernel truncates it to
-	 * 32 bits (int flags, or the ioctl's int after new_userfaultfd()),
-	 * and so does policy_decide(). */
-	uint64_t flags;
-};
-
-enum verdict {
-	VERDICT_ALLOW = 0, /* let the kernel decide (it may still refuse) */
-	VERDICT_EPERM = 1,
-	VERDICT_EINVAL = 2,
-};
-
-/* Flags the seed accepts: O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY. */
-#define POLICY_UFFD_USER_MODE_ONLY 1u
-#define POLICY_KNOWN_FLAGS (02000000u | 04000u | POLICY_UFFD_USER_MODE_ONLY)
-
-/* The seed's check, line for line: EPERM before EINVAL.  `privileged` is
- * the result of the privilege test for the caller (ignored, i.e. false,
- * with POLICY_PRIV_NOBODY).  A device ioctl when the device is not covered
- * is always ALLOW. */
-enum verdict policy_decide(const struct policy *p, bool privileged, const struct call *c);
 
 /* Presets: "allow" {1,0}, "user-mode-only" {1,1}, "deny" {0,0}, and the
  * reviewer's single knob "0" (deny), "1" (allow), "2" (user-mode-only).
@@ -94,5 +43,8 @@ const char *policy_name(const struct policy *p);
 int policy_format(const struct policy *p, char *buf, size_t size);
 
 const char *verdict_name(enum verdict v);
+
+/* A sentence for each reason, as the audit records give it. */
+const char *policy_reason_text(enum policy_reason r);
 
 #endif
