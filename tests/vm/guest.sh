@@ -1,0 +1,61 @@
+# Sourced by the job that tests/vm/run writes for each guest, run as root
+# (pid 1) in the guest once tests/vm/init has switched to the host's root
+# under a tmpfs overlay.  Everything the host reads back goes to $results:
+#   progress           "start NAME" and "end NAME STATUS" as programs run
+#   NAME.tap           a test program's standard output (TAP, a line per
+#   NAME.stderr          case as it finishes) and its standard error
+#   status.txt/.json   `uffdguard status` and `uffdguard status --json`,
+#   status.rc/.json.rc   with their exit codes
+#   uname, dmesg       what ran, and what the kernel said
+# and a line per step to the console, which the host keeps as console.log.
+# shellcheck shell=sh
+results=/uffdguard-results
+
+say() {
+	echo "uffdguard-vm: $*" >/dev/console
+}
+
+# A clean system for the tests: the host's /tmp and /run are not theirs.
+guest_setup() {
+	mount -t tmpfs -o mode=1777 tmpfs /tmp
+	mount -t tmpfs -o mode=0755 tmpfs /run
+	mkdir -p /dev/pts /dev/shm
+	mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
+	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+	mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+	/bin/busybox ip link set lo up
+	/bin/busybox hostname uffdguard-vm
+	uname -a >"$results/uname"
+	say "kernel $(uname -r), $(nproc) CPU(s)"
+}
+
+# guest_status UFFDGUARD: the text and JSON reports, each with its exit code.
+guest_status() {
+	say "uffdguard status"
+	"$1" status >"$results/status.txt" 2>&1
+	echo $? >"$results/status.rc"
+	"$1" status --json >"$results/status.json" 2>"$results/status.json.stderr"
+	echo $? >"$results/status.json.rc"
+}
+
+# guest_test NAME SECONDS DIR COMMAND...: run one test program in DIR,
+# killed after SECONDS (the exit status is then 124, or 137 if it had to
+# be killed hard).
+guest_test() {
+	name=$1 limit=$2 dir=$3
+	shift 3
+	say "start $name"
+	echo "start $name" >>"$results/progress"
+	(cd "$dir" && exec timeout -k 10 "$limit" "$@") >"$results/$name.tap" 2>"$results/$name.stderr"
+	rc=$?
+	echo "end $name $rc" >>"$results/progress"
+	say "end $name $rc"
+}
+
+guest_finish() {
+	dmesg >"$results/dmesg"
+	echo "done" >>"$results/progress"
+	say "done"
+	sync
+	/bin/busybox poweroff -f
+}
