@@ -6,7 +6,10 @@
 #   NAME.stderr          case as it finishes) and its standard error
 #   status.txt/.json   `uffdguard status` and `uffdguard status --json`,
 #   status.rc/.json.rc   with their exit codes
-#   uname, dmesg       what ran, and what the kernel said
+#   uname, cmdline     what ran
+#   lsm                the security modules active in the guest
+#   dmesg              what the kernel said
+#   tmp-left           what the tests left in /tmp
 # and a line per step to the console, which the host keeps as console.log.
 # shellcheck shell=sh
 results=/uffdguard-results
@@ -26,6 +29,9 @@ guest_setup() {
 	/bin/busybox ip link set lo up
 	/bin/busybox hostname uffdguard-vm
 	uname -a >"$results/uname"
+	cat /proc/cmdline >"$results/cmdline"
+	mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
+	cat /sys/kernel/security/lsm >"$results/lsm" 2>/dev/null
 	say "kernel $(uname -r), $(nproc) CPU(s)"
 }
 
@@ -54,6 +60,7 @@ guest_test() {
 
 guest_finish() {
 	dmesg >"$results/dmesg"
+	ls -A /tmp >"$results/tmp-left"
 	echo "done" >>"$results/progress"
 	say "done"
 	sync
