@@ -18,10 +18,23 @@ say() {
 	echo "uffdguard-vm: $*" >/dev/console
 }
 
-# A clean system for the tests: the host's /tmp and /run are not theirs.
+# fresh_tmpfs DIR MODE PATH...: an empty tmpfs on DIR, unless one of the
+# PATHs (the project, the build) lies under it and must stay visible.
+fresh_tmpfs() {
+	dir=$1 mode=$2
+	shift 2
+	for path; do
+		case $path/ in "$dir"/*) return ;; esac
+	done
+	mount -t tmpfs -o "mode=$mode" tmpfs "$dir"
+}
+
+# guest_setup PROJECT BUILD: a clean system for the tests; the host's /tmp
+# and /run are not theirs.
 guest_setup() {
-	mount -t tmpfs -o mode=1777 tmpfs /tmp
-	mount -t tmpfs -o mode=0755 tmpfs /run
+	fresh_tmpfs /tmp 1777 "$@"
+	fresh_tmpfs /run 0755 "$@"
+	ls -A /tmp >"$results/tmp-before"
 	mkdir -p /dev/pts /dev/shm
 	mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
@@ -60,7 +73,7 @@ guest_test() {
 
 guest_finish() {
 	dmesg >"$results/dmesg"
-	ls -A /tmp >"$results/tmp-left"
+	ls -A /tmp | grep -vxF -f "$results/tmp-before" >"$results/tmp-left"
 	echo "done" >>"$results/progress"
 	say "done"
 	sync
