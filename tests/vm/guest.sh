@@ -9,7 +9,7 @@
 #   uname, cmdline     what ran
 #   lsm                the security modules active in the guest
 #   dmesg              what the kernel said
-#   tmp-left           what the tests left in /tmp
+#   tmp-left           what the tests left in /tmp (if it was a fresh one)
 # and a line per step to the console, which the host keeps as console.log.
 # shellcheck shell=sh
 results=/uffdguard-results
@@ -24,7 +24,7 @@ fresh_tmpfs() {
 	dir=$1 mode=$2
 	shift 2
 	for path; do
-		case $path/ in "$dir"/*) return ;; esac
+		case $path/ in "$dir"/*) return 1 ;; esac
 	done
 	mount -t tmpfs -o "mode=$mode" tmpfs "$dir"
 }
@@ -32,9 +32,9 @@ fresh_tmpfs() {
 # guest_setup PROJECT BUILD: a clean system for the tests; the host's /tmp
 # and /run are not theirs.
 guest_setup() {
-	fresh_tmpfs /tmp 1777 "$@"
+	# What the tests leave in /tmp can be told only on a fresh one.
+	fresh_tmpfs /tmp 1777 "$@" && : >"$results/tmp-left"
 	fresh_tmpfs /run 0755 "$@"
-	ls -A /tmp >"$results/tmp-before"
 	mkdir -p /dev/pts /dev/shm
 	mount -t devpts -o newinstance,ptmxmode=0666 devpts /dev/pts
 	mount -t tmpfs -o mode=1777 tmpfs /dev/shm
@@ -73,7 +73,7 @@ guest_test() {
 
 guest_finish() {
 	dmesg >"$results/dmesg"
-	ls -A /tmp | grep -vxF -f "$results/tmp-before" >"$results/tmp-left"
+	[ -e "$results/tmp-left" ] && ls -A /tmp >"$results/tmp-left"
 	echo "done" >>"$results/progress"
 	say "done"
 	sync
