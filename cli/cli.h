@@ -27,9 +27,4 @@ __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 __attribute__((noreturn, format(printf, 2, 3)))
 void usage_error(const struct subcommand *cmd, const char *fmt, ...);
 
-#define _cleanup_(f) __attribute__((cleanup(f)))
-void closep(int *fd);
-void freep(void *p);
-void fclosep(FILE **f);
-
 #endif

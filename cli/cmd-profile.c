@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "cleanup.h"
 #include "cli.h"
 #include "policy.h"
 #include "profile.h"
@@ -39,7 +40,7 @@ static void profile_usage(FILE *out)
 
 static char *read_file(const char *path, size_t *len)
 {
-	_cleanup_(fclosep) FILE *f = fopen(path, "re");
+	cleanup_file FILE *f = fopen(path, "re");
 	char *buf = NULL;
 	size_t cap = 0, n = 0;
 
@@ -83,7 +84,7 @@ static int profile_run(int argc, char **argv)
 	const char *base_path = NULL, *output = NULL, *preset = NULL;
 	enum profile_format fmt = PROFILE_FORMAT_DOCKER;
 	int c, nsets = 0;
-	_cleanup_(freep) const char **sets = calloc((size_t)argc, sizeof(*sets));
+	cleanup_free const char **sets = calloc((size_t)argc, sizeof(*sets));
 
 	if (!sets)
 		die(1, "out of memory");
@@ -131,7 +132,7 @@ static int profile_run(int argc, char **argv)
 	struct json_object *prof;
 	if (base_path) {
 		size_t len;
-		_cleanup_(freep) char *text = read_file(base_path, &len);
+		cleanup_free char *text = read_file(base_path, &len);
 		struct profile_error perr;
 		prof = profile_parse(text, len, &perr);
 		if (!prof || profile_merge(prof, &pol, fmt, &perr) < 0)
@@ -139,7 +140,7 @@ static int profile_run(int argc, char **argv)
 	} else {
 		prof = profile_standalone(&pol, fmt);
 	}
-	_cleanup_(freep) char *out = profile_serialize(prof);
+	cleanup_free char *out = profile_serialize(prof);
 	json_object_put(prof);
 	if (!out)
 		die(1, "out of memory");

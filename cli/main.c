@@ -52,26 +52,6 @@ void usage_error(const struct subcommand *cmd, const char *fmt, ...)
 	exit(EXIT_USAGE);
 }
 
-void closep(int *fd)
-{
-	if (*fd >= 0) {
-		int saved = errno;
-		close(*fd);
-		errno = saved;
-	}
-}
-
-void freep(void *p)
-{
-	free(*(void **)p);
-}
-
-void fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
-
 static void usage(FILE *out)
 {
 	fputs("Usage: uffdguard [--help] [--version] COMMAND [ARGS]\n\n"
