@@ -188,7 +188,7 @@ static int run_run(int argc, char **argv)
 		{ 0 },
 	};
 	const char *policy_arg = "user-mode-only", *audit_path = NULL, *control_dir = NULL;
-	enum marker_mode mode = MARKER_MODE_FILTER;
+	enum enforcer mode = ENFORCER_FILTER;
 	const char **sets = calloc((size_t)argc, sizeof(*sets));
 	size_t n_sets = 0;
 	char err[512];
@@ -207,11 +207,10 @@ static int run_run(int argc, char **argv)
 			sets[n_sets++] = optarg;
 			break;
 		case 'm':
-			if (!strcmp(optarg, "filter"))
-				mode = MARKER_MODE_FILTER;
-			else if (!strcmp(optarg, "supervise"))
-				mode = MARKER_MODE_SUPERVISE;
-			else
+			for (mode = 0; mode < ENFORCER_N; mode++)
+				if (!strcmp(optarg, enforcer_info(mode)->mode))
+					break;
+			if (mode == ENFORCER_N)
 				usage_error(&cmd_run, "unknown mode '%s': valid modes are filter and supervise",
 					    optarg);
 			break;
@@ -242,10 +241,9 @@ static int run_run(int argc, char **argv)
 	if (policy_build(policy_arg, sets, n_sets, &policy, err, sizeof(err)) < 0)
 		usage_error(&cmd_run, "%s", err);
 	free(sets);
-	if (mode == MARKER_MODE_FILTER && (audit_path || control_dir))
+	if (mode == ENFORCER_FILTER && (audit_path || control_dir))
 		usage_error(&cmd_run, "--audit and --control need --mode supervise");
-	/* The filter cannot see capabilities at call time. */
-	policy.privilege = mode == MARKER_MODE_FILTER ? POLICY_PRIV_NOBODY : POLICY_PRIV_CAP_SYS_PTRACE;
+	policy.privilege = enforcer_info(mode)->privilege;
 
 	scmp_filter_ctx ctx;
 	if (filter_build(&policy, mode, &ctx, err, sizeof(err)) < 0)
@@ -253,7 +251,7 @@ static int run_run(int argc, char **argv)
 		    argv[optind]);
 	struct supervisor sup;
 	int sock[2] = { -1, -1 };
-	if (mode == MARKER_MODE_SUPERVISE) {
+	if (mode == ENFORCER_SUPERVISOR) {
 		if (supervisor_init(&sup, &policy, audit_path, control_dir, err, sizeof(err)) < 0)
 			die(EXIT_RUN_FAILED, "run: %s; not starting %s", err, argv[optind]);
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
@@ -287,7 +285,7 @@ static int run_run(int argc, char **argv)
 	}
 	seccomp_release(ctx);
 
-	if (mode == MARKER_MODE_SUPERVISE) {
+	if (mode == ENFORCER_SUPERVISOR) {
 		close(sock[1]);
 		int fd = recv_fd(sock[0]);
 		if (fd < 0) {
@@ -305,8 +303,8 @@ static int run_run(int argc, char **argv)
 			die(EXIT_RUN_FAILED, "run: cannot start the child: %s", strerror(errno));
 		close(sock[0]);
 	}
-	int status = supervise_child(child, sigfd, mode == MARKER_MODE_SUPERVISE ? &sup : NULL);
-	if (mode == MARKER_MODE_SUPERVISE)
+	int status = supervise_child(child, sigfd, mode == ENFORCER_SUPERVISOR ? &sup : NULL);
+	if (mode == ENFORCER_SUPERVISOR)
 		supervisor_fini(&sup);
 	close(sigfd);
 	return exit_status(status);

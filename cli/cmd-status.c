@@ -100,7 +100,7 @@ struct facts {
 	long seccomp, seccomp_filters; /* -1: not reported */
 	int marker_err;
 	bool marker_ours;
-	enum marker_mode marker_mode;
+	enum enforcer marker_enforcer;
 	struct policy marker_policy;
 	/* probes */
 	int probe_result;
@@ -288,7 +288,7 @@ static void gather_process(struct facts *f)
 	f->marker_err = fd < 0 ? errno : 0;
 	if (fd >= 0)
 		close((int)fd);
-	f->marker_ours = fd < 0 && marker_decode(f->marker_err, &f->marker_mode, &f->marker_policy);
+	f->marker_ours = fd < 0 && marker_decode(f->marker_err, &f->marker_enforcer, &f->marker_policy);
 }
 
 static void gather_fuse(struct facts *f)
@@ -366,7 +366,7 @@ static void decide(struct facts *f, const struct probe_options *po)
 		char desc[256];
 		policy_format(&f->marker_policy, desc, sizeof(desc));
 		list_add(&f->reasons, "uffdguard %s enforces policy %s on this process tree (%s)",
-			 f->marker_mode == MARKER_MODE_SUPERVISE ? "supervisor" : "filter",
+			 enforcer_info(f->marker_enforcer)->noun,
 			 policy_name(&f->marker_policy), desc);
 	}
 	if (!u) {
@@ -582,7 +582,7 @@ static void print_text(const struct facts *f)
 	       f->seccomp_filters, f->seccomp_filters == 1 ? "" : "s");
 	if (f->marker_ours)
 		printf("uffdguard %s in force, policy %s\n",
-		       f->marker_mode == MARKER_MODE_SUPERVISE ? "supervisor" : "filter",
+		       enforcer_info(f->marker_enforcer)->noun,
 		       policy_name(&f->marker_policy));
 	else if (f->marker_err == EINVAL)
 		printf("no uffdguard policy in force\n");
@@ -794,8 +794,7 @@ static void print_json(const struct facts *f)
 	json_object *g = NULL;
 	if (f->marker_ours) {
 		g = json_object_new_object();
-		ADD(g, "mode", json_object_new_string(f->marker_mode == MARKER_MODE_SUPERVISE
-							      ? "supervise" : "filter"));
+		ADD(g, "mode", json_object_new_string(enforcer_info(f->marker_enforcer)->mode));
 		ADD(g, "policy", json_object_new_string(policy_name(&f->marker_policy)));
 		ADD(g, "unprivileged_userfaultfd",
 		    json_object_new_int(f->marker_policy.unprivileged_userfaultfd));

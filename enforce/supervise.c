@@ -287,7 +287,7 @@ int supervisor_handle(struct supervisor *s)
 		/* The filter sends nothing else; should it, fail closed. */
 		resp->error = -EPERM;
 	} else if (filter_is_marker(&call)) {
-		resp->error = -marker_errno(MARKER_MODE_SUPERVISE, &s->policy);
+		resp->error = -marker_errno(ENFORCER_SUPERVISOR, &s->policy);
 		verdict_text = "marker";
 		why = "uffdguard status marker";
 	} else {
