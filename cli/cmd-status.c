@@ -134,8 +134,8 @@ static void gather_kernel(struct facts *f)
 
 	uname(&u);
 	snprintf(f->release, sizeof(f->release), "%s", u.release);
-	f->new_semantics = knob_new_semantics(f->release);
-	f->knob = knob_read();
+	f->new_semantics = sysctl_new_semantics(f->release);
+	f->knob = sysctl_read();
 
 	int fd = libuffd_open(&(struct libuffd_open_opts){ .flags = LIBUFFD_OPEN_SYSCALL_ONLY }, &rep);
 	f->flag_result = fd < 0 ? fd : 0;
@@ -359,7 +359,7 @@ static void decide(struct facts *f, const struct probe_options *po)
 	if (!f->has_userfaultfd) {
 		f->verdict = V_UNAVAILABLE;
 		list_add(&f->reasons, "this kernel has no userfaultfd (no %s, userfaultfd(2) fails with ENOSYS)",
-			 KNOB_PATH);
+			 SYSCTL_PATH);
 		return;
 	}
 	if (f->marker_ours) {
@@ -421,7 +421,7 @@ static void decide(struct facts *f, const struct probe_options *po)
 	} else if (device_open_to_others) {
 		f->verdict = V_EXPOSED;
 		list_add(&f->reasons, "%s can open %s, which handles kernel-mode faults whatever %s "
-				      "says", f->device_access.item[0], f->device, KNOB_NAME);
+				      "says", f->device_access.item[0], f->device, SYSCTL_NAME);
 	} else if (inconclusive(f, u, PROBE_SYSCALL)) {
 		f->verdict = V_UNKNOWN;
 		list_add(&f->reasons, "not determined: the flag-less userfaultfd(2) attempt failed "
@@ -441,14 +441,14 @@ static void decide(struct facts *f, const struct probe_options *po)
 	}
 	if (created(u, PROBE_SYSCALL))
 		list_add(&f->reasons, "userfaultfd(2) without UFFD_USER_MODE_ONLY is allowed to "
-				      "unprivileged processes (%s = %d: %s)", KNOB_NAME, f->knob,
-			 knob_meaning(f->knob, f->new_semantics));
+				      "unprivileged processes (%s = %d: %s)", SYSCTL_NAME, f->knob,
+			 sysctl_meaning(f->knob, f->new_semantics));
 	else
 		list_add(&f->reasons, "userfaultfd(2) without UFFD_USER_MODE_ONLY is refused to "
 				      "unprivileged processes (%s)", errname(u->attempts[PROBE_SYSCALL].result));
 	if (created(u, PROBE_DEVICE))
 		list_add(&f->reasons, "%s is open to unprivileged processes and ignores %s", f->device,
-			 KNOB_NAME);
+			 SYSCTL_NAME);
 	else
 		list_add(&f->reasons, "%s is not usable by unprivileged processes (%s)", f->device,
 			 errname(u->attempts[PROBE_DEVICE].result));
@@ -475,7 +475,7 @@ static void decide(struct facts *f, const struct probe_options *po)
 	for (int i = 0; i < f->device_access.n; i++)
 		if (!created(u, PROBE_DEVICE))
 			list_add(&f->warnings, "%s can open %s, which ignores %s%s",
-				 f->device_access.item[i], f->device, KNOB_NAME,
+				 f->device_access.item[i], f->device, SYSCTL_NAME,
 				 device_covered ? " (the uffdguard policy in force covers it here)"
 						: ": they can hold the kernel");
 	if (u->fuse_open == 0 || f->fusermount.n)
@@ -556,10 +556,10 @@ static void print_text(const struct facts *f)
 		printf("ioctls          %s\n", buf);
 	}
 	if (f->knob >= 0)
-		printf("sysctl          %s = %d (%s): %s\n", KNOB_NAME, f->knob,
-		       knob_policy(f->knob, f->new_semantics), knob_meaning(f->knob, f->new_semantics));
+		printf("sysctl          %s = %d (%s): %s\n", SYSCTL_NAME, f->knob,
+		       sysctl_policy_name(f->knob, f->new_semantics), sysctl_meaning(f->knob, f->new_semantics));
 	else
-		printf("sysctl          %s: %s\n", KNOB_NAME, strerror(-f->knob));
+		printf("sysctl          %s: %s\n", SYSCTL_NAME, strerror(-f->knob));
 
 	if (f->device_stat < 0) {
 		printf("device          %s: %s\n", f->device, strerror(-f->device_stat));
@@ -749,12 +749,12 @@ static void print_json(const struct facts *f)
 	ADD(root, "kernel", o);
 
 	o = json_object_new_object();
-	ADD(o, "name", json_object_new_string(KNOB_NAME));
+	ADD(o, "name", json_object_new_string(SYSCTL_NAME));
 	ADD(o, "value", f->knob >= 0 ? json_object_new_int(f->knob) : NULL);
 	ADD(o, "errno", f->knob < 0 ? jerr(f->knob) : NULL);
 	ADD(o, "semantics", json_object_new_string(f->new_semantics ? "5.11+" : "pre-5.11"));
-	ADD(o, "policy", f->knob >= 0 ? json_object_new_string(knob_policy(f->knob, f->new_semantics)) : NULL);
-	ADD(o, "meaning", f->knob >= 0 ? json_object_new_string(knob_meaning(f->knob, f->new_semantics)) : NULL);
+	ADD(o, "policy", f->knob >= 0 ? json_object_new_string(sysctl_policy_name(f->knob, f->new_semantics)) : NULL);
+	ADD(o, "meaning", f->knob >= 0 ? json_object_new_string(sysctl_meaning(f->knob, f->new_semantics)) : NULL);
 	ADD(root, "sysctl", o);
 
 	o = json_object_new_object();

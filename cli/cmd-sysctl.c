@@ -67,6 +67,15 @@ static const char *release_now(char *buf, size_t size)
 	return buf;
 }
 
+/* sysctl.d(5) accepts "vm/unprivileged_userfaultfd" as well. */
+static bool is_sysctl_name(const char *s)
+{
+	for (size_t i = 0; SYSCTL_NAME[i]; i++)
+		if (s[i] != SYSCTL_NAME[i] && !(SYSCTL_NAME[i] == '.' && s[i] == '/'))
+			return false;
+	return true;
+}
+
 /* Settings of the knob in the sysctl configuration files, directory by
  * directory.  systemd-sysctl applies the *.conf files of all of them in
  * the order of their names (a name in /etc hides it in the others);
@@ -88,10 +97,9 @@ static void show_persisted(void)
 			char line[512];
 			while (f && fgets(line, sizeof(line), f)) {
 				char *s = line + strspn(line, " \t-");
-				if (strncmp(s, "vm.unprivileged_userfaultfd", 27) &&
-				    strncmp(s, "vm/unprivileged_userfaultfd", 27))
+				if (!is_sysctl_name(s))
 					continue;
-				s += 27;
+				s += strlen(SYSCTL_NAME);
 				s += strspn(s, " \t");
 				if (*s != '=')
 					continue;
@@ -125,16 +133,16 @@ static int sysctl_show(void)
 {
 	char rel[65];
 	release_now(rel, sizeof(rel));
-	bool new_sem = knob_new_semantics(rel);
-	int v = knob_read();
+	bool new_sem = sysctl_new_semantics(rel);
+	int v = sysctl_read();
 
 	if (v < 0) {
-		fprintf(stderr, "uffdguard sysctl: %s: %s%s\n", KNOB_PATH, strerror(-v),
+		fprintf(stderr, "uffdguard sysctl: %s: %s%s\n", SYSCTL_PATH, strerror(-v),
 			v == -ENOENT ? " (a kernel without userfaultfd)" : "");
 		return EXIT_FAILED;
 	}
-	printf("%s = %d\n", KNOB_NAME, v);
-	printf("  policy:     %s: %s\n", knob_policy(v, new_sem), knob_meaning(v, new_sem));
+	printf("%s = %d\n", SYSCTL_NAME, v);
+	printf("  policy:     %s: %s\n", sysctl_policy_name(v, new_sem), sysctl_meaning(v, new_sem));
 	printf("  kernel:     Linux %s (%s meaning of the knob)\n", rel,
 	       new_sem ? "the 5.11+" : "the pre-5.11");
 	show_persisted();
@@ -149,7 +157,7 @@ static int persist(const char *path, const char *policy, int value, const char *
 	char text[512];
 
 	snprintf(text, sizeof(text), "# Written by uffdguard sysctl apply %s.\n# %s\n%s = %d\n",
-		 policy, meaning, KNOB_NAME, value);
+		 policy, meaning, SYSCTL_NAME, value);
 	return write_file_atomic(path, text, 0644);
 }
 
@@ -194,38 +202,32 @@ static int sysctl_apply(int argc, char **argv)
 		usage_error(&cmd_sysctl, "%s", err);
 	if (!release)
 		release = release_now(rel, sizeof(rel));
-	bool new_sem = knob_new_semantics(release);
+	bool new_sem = sysctl_new_semantics(release);
 
 	if (!new_sem && !force) {
 		fprintf(stderr,
 			"uffdguard sysctl: refusing: on Linux %s (before 5.11) %s has another meaning:\n"
 			"  0 denies userfaultfd(2) to processes without CAP_SYS_PTRACE, 1 allows it to all,\n"
 			"  and the kernel has no UFFD_USER_MODE_ONLY.  Pass --force to set it with that\n"
-			"  meaning (allow = 1, deny = 0).\n", release, KNOB_NAME);
+			"  meaning (allow = 1, deny = 0).\n", release, SYSCTL_NAME);
 		return EXIT_REFUSED;
 	}
 	const char *preset = policy_name(&p);
-	int value;
-	if (!strcmp(preset, "allow")) {
-		value = 1;
-	} else if (!strcmp(preset, "user-mode-only") && new_sem) {
-		value = 0;
-	} else if (!strcmp(preset, "deny") && !new_sem) {
-		value = 0;
-	} else if (!strcmp(preset, "deny")) {
+	int value = sysctl_value(&p, new_sem);
+	if (value < 0 && new_sem) {
 		fprintf(stderr,
 			"uffdguard sysctl: refusing: %s cannot express deny on Linux %s: since 5.11\n"
 			"  its 0 lets unprivileged processes create user-mode-only descriptors, and no\n"
 			"  value denies them altogether.  The closest native setting is user-mode-only.\n"
 			"  To deny unprivileged callers, use uffdguard's own enforcement:\n",
-			KNOB_NAME, release);
+			SYSCTL_NAME, release);
 		print_instead(stderr, "deny");
 		return EXIT_REFUSED;
-	} else {
+	} else if (value < 0) {
 		fprintf(stderr,
 			"uffdguard sysctl: refusing: Linux %s has no UFFD_USER_MODE_ONLY, so %s cannot\n"
 			"  express user-mode-only (its 0 would deny unprivileged callers altogether).\n",
-			release, KNOB_NAME);
+			release, SYSCTL_NAME);
 		return EXIT_REFUSED;
 	}
 
@@ -237,14 +239,14 @@ static int sysctl_apply(int argc, char **argv)
 		fprintf(stderr, "uffdguard sysctl: not applied: %s\n", why);
 		return EXIT_FAILED;
 	}
-	ret = knob_write(value);
+	ret = sysctl_write(value);
 	if (ret < 0) {
-		fprintf(stderr, "uffdguard sysctl: cannot write %s: %s%s\n", KNOB_PATH, strerror(-ret),
+		fprintf(stderr, "uffdguard sysctl: cannot write %s: %s%s\n", SYSCTL_PATH, strerror(-ret),
 			ret == -EACCES || ret == -EPERM ? " (this needs root)" : "");
 		return EXIT_FAILED;
 	}
-	const char *meaning = knob_meaning(value, new_sem);
-	printf("%s = %d (%s): %s\n", KNOB_NAME, value, preset, meaning);
+	const char *meaning = sysctl_meaning(value, new_sem);
+	printf("%s = %d (%s): %s\n", SYSCTL_NAME, value, preset, meaning);
 	if (persist_path) {
 		ret = persist(persist_path, preset, value, meaning);
 		if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why))) {

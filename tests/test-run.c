@@ -27,7 +27,7 @@
 #include "run-helper.h"
 #include "util.h"
 
-HARNESS_GUARD_FILE(sysctl, "/proc/sys/vm/unprivileged_userfaultfd")
+HARNESS_GUARD_FILE(sysctl, SYSCTL_PATH)
 
 static const char *helper(void)
 {
