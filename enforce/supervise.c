@@ -17,12 +17,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "seccomp-filter.h"
+#include "identity.h"
 #include "marker.h"
+#include "seccomp-filter.h"
 #include "supervise.h"
-
-#define PROC_USER_INIT_INO 0xEFFFFFFDu /* the initial user namespace */
-#define CAP_SYS_PTRACE_BIT 19
 
 static const char *const knob_names[] = SUPERVISE_KNOBS;
 #define N_KNOBS (sizeof(knob_names) / sizeof(knob_names[0]))
@@ -181,7 +179,7 @@ struct caller {
 	pid_t tgid;
 	long uid;
 	uint64_t cap_eff;
-	bool init_userns;
+	ino_t user_ns; /* 0: unreadable */
 	char comm[64];
 	char exe[PATH_MAX];
 };
@@ -210,7 +208,7 @@ static void read_caller(pid_t tid, bool want_exe, struct caller *c)
 	/* Unreadable means not initial: the test fails closed. */
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/user", tid, tid);
-	c->init_userns = stat(path, &st) == 0 && st.st_ino == PROC_USER_INIT_INO;
+	c->user_ns = stat(path, &st) == 0 ? st.st_ino : 0;
 	if (want_exe) {
 		snprintf(path, sizeof(path), "/proc/%d/exe", tid);
 		ssize_t len = readlink(path, c->exe, sizeof(c->exe) - 1);
@@ -292,7 +290,7 @@ int supervisor_handle(struct supervisor *s)
 		why = "uffdguard status marker";
 	} else {
 		read_caller((pid_t)req->pid, s->audit_fd >= 0, &c);
-		privileged = (c.cap_eff >> CAP_SYS_PTRACE_BIT & 1) && c.init_userns;
+		privileged = identity_privileged(c.cap_eff, c.user_ns);
 		/* What we read belongs to the caller only if it is still
 		 * blocked in this call (the tid may have been reused). */
 		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
