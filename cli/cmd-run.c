@@ -48,6 +48,11 @@ static void run_usage(FILE *out)
 	      "2 for bad usage.  See uffdguard-run(1).\n", out);
 }
 
+static void print_warning(void *data, const char *message)
+{
+	warn("%s", message);
+}
+
 static int send_fd(int sock, int fd)
 {
 	char data = 0;
@@ -252,7 +257,9 @@ static int run_run(int argc, char **argv)
 	struct supervisor sup;
 	int sock[2] = { -1, -1 };
 	if (mode == ENFORCER_SUPERVISOR) {
-		if (supervisor_init(&sup, &policy, audit_path, control_dir, err, sizeof(err)) < 0)
+		struct supervisor_options so = { .policy = policy, .audit_path = audit_path,
+						 .control_dir = control_dir, .warn = print_warning };
+		if (supervisor_init(&sup, &so, err, sizeof(err)) < 0)
 			die(EXIT_RUN_FAILED, "run: %s; not starting %s", err, argv[optind]);
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
 			die(EXIT_RUN_FAILED, "run: socketpair: %s", strerror(errno));
