@@ -139,6 +139,8 @@ static int profile_run(int argc, char **argv)
 			die(1, "%s: %s: %s", base_path, perr.where, perr.reason);
 	} else {
 		prof = profile_standalone(&pol, fmt);
+		if (!prof)
+			die(1, "out of memory");
 	}
 	cleanup_free char *out = profile_serialize(prof);
 	json_object_put(prof);

@@ -42,7 +42,8 @@ extern const char *const profile_arches[3];
  * libseccomp names it); other hosts keep the base's own rules. */
 #define PROFILE_HOST_ARCH "amd64"
 
-/* Parse a profile.  NULL with *err filled on a syntax error. */
+/* Parse a profile (profile-check.c).  NULL with *err filled on a syntax
+ * error. */
 struct json_object *profile_parse(const char *text, size_t len, struct profile_error *err);
 
 /* Rewrite base in place for policy p.  Returns 0, or -EINVAL with *err
@@ -50,7 +51,8 @@ struct json_object *profile_parse(const char *text, size_t len, struct profile_e
 int profile_merge(struct json_object *base, const struct policy *p, enum profile_format fmt,
 		  struct profile_error *err);
 
-/* A standalone fragment: default action allow, only the policy's rules. */
+/* A standalone fragment: default action allow, only the policy's rules;
+ * NULL when memory ran out. */
 struct json_object *profile_standalone(const struct policy *p, enum profile_format fmt);
 
 /* The profile as text (tab-indented, final newline); caller frees. */
