@@ -18,11 +18,21 @@
 #include "facts.h"
 #include "render.h"
 
-/* Exit codes: the exposure.  2 is EXIT_USAGE. */
-#define EXIT_PROTECTED 0
-#define EXIT_EXPOSED 1
-#define EXIT_UNAVAILABLE 3
-#define EXIT_ERROR 4
+/* The exit code is the exposure. */
+enum {
+	EXIT_PROTECTED = 0,
+	EXIT_EXPOSED = 1,
+	EXIT_UNAVAILABLE = 3,
+	EXIT_UNKNOWN = 4,
+};
+
+static const struct exit_code status_exit_codes[] = {
+	{ EXIT_PROTECTED, "protected" },
+	{ EXIT_EXPOSED, "exposed" },
+	{ EXIT_UNAVAILABLE, "userfaultfd unavailable" },
+	{ EXIT_UNKNOWN, "the status could not be determined (unknown)" },
+	{ 0, NULL },
+};
 
 #define DEFAULT_HOLD_MS 50
 
@@ -32,7 +42,7 @@ static int exit_code(enum exposure e)
 		[EXPOSURE_PROTECTED] = EXIT_PROTECTED,
 		[EXPOSURE_EXPOSED] = EXIT_EXPOSED,
 		[EXPOSURE_UNAVAILABLE] = EXIT_UNAVAILABLE,
-		[EXPOSURE_UNKNOWN] = EXIT_ERROR,
+		[EXPOSURE_UNKNOWN] = EXIT_UNKNOWN,
 	};
 	return codes[e];
 }
@@ -50,9 +60,8 @@ static void status_usage(FILE *out)
 	      "  --hold MS         how long the stall probe holds each fault (default 50)\n"
 	      "  --device PATH     check and probe PATH instead of /dev/userfaultfd (testing)\n"
 	      "  --probe-timeout MS  deadline for each probe child (default 1000 + 10 x hold)\n"
-	      "  -h, --help        this text\n\n"
-	      "Exit status: 0 protected, 1 exposed, 2 usage error, 3 userfaultfd\n"
-	      "unavailable, 4 the status could not be determined (unknown).\n", out);
+	      "  -h, --help        show this help\n",
+	      out);
 }
 
 static int parse_ms(const char *opt, const char *s, int min, int max)
@@ -61,7 +70,7 @@ static int parse_ms(const char *opt, const char *s, int min, int max)
 	errno = 0;
 	long v = strtol(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max)
-		usage_error(&cmd_status, "%s: '%s' is not a number of milliseconds from %d to %d", opt,
+		usage_error("%s: '%s' is not a number of milliseconds from %d to %d", opt,
 			    s, min, max);
 	return (int)v;
 }
@@ -86,7 +95,7 @@ static int status_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+:hq", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			status_usage(stdout);
+			cli_usage(stdout);
 			return 0;
 		case OPT_JSON:
 			json = true;
@@ -99,40 +108,38 @@ static int status_run(int argc, char **argv)
 			break;
 		case OPT_DEVICE:
 			if (!*optarg || strlen(optarg) >= sizeof(((struct libuffd_open_report *)0)->device_path))
-				usage_error(&cmd_status, "--device: the path must be 1 to 107 bytes long");
+				usage_error("--device: the path must be 1 to 107 bytes long");
 			po.device_path = optarg;
 			testing_device = true;
 			break;
 		case OPT_TIMEOUT:
 			po.timeout_ms = parse_ms("--probe-timeout", optarg, 1, 600000);
 			break;
-		case ':':
-			usage_error(&cmd_status, "option '%s' needs an argument", argv[optind - 1]);
 		default:
-			usage_error(&cmd_status, "unknown option '%s'", argv[optind - 1]);
+			cli_bad_option(c, argv);
 		}
 	}
 	if (optind < argc)
-		usage_error(&cmd_status, "unexpected argument '%s'", argv[optind]);
+		usage_error("unexpected argument '%s'", argv[optind]);
 	if (json && quiet)
-		usage_error(&cmd_status, "--json and --quiet exclude each other");
+		usage_error("--json and --quiet exclude each other");
 
 	struct status_facts f = { .device_testing = testing_device };
 	int r = status_gather(&f, &po);
 	if (r < 0)
-		die(EXIT_ERROR, "%s%s", f.probe_result < 0 ? "the probe could not start: " : "",
+		die(EXIT_UNKNOWN, "%s%s", f.probe_result < 0 ? "the probe could not start: " : "",
 		    strerror(-r));
 	struct assessment a;
 	if (status_assess(&f, &a) < 0)
-		die(EXIT_ERROR, "out of memory");
+		die(EXIT_UNKNOWN, "out of memory");
 	int code = exit_code(a.exposure);
 	cleanup_free char *text = json    ? status_render_json(&f, &a, code, UFFDGUARD_VERSION)
 				  : quiet ? NULL
 					  : status_render_text(&f, &a, code);
 	if (!quiet && !text)
-		die(EXIT_ERROR, "out of memory");
+		die(EXIT_UNKNOWN, "out of memory");
 	if (text && (fputs(text, stdout) == EOF || fflush(stdout) == EOF))
-		die(EXIT_ERROR, "standard output: %s", strerror(errno));
+		die(EXIT_UNKNOWN, "standard output: %s", strerror(errno));
 	assessment_fini(&a);
 	status_facts_fini(&f);
 	return code;
@@ -143,4 +150,6 @@ const struct subcommand cmd_status = {
 	.summary = "what userfaultfd this machine allows, and why",
 	.run = status_run,
 	.usage = status_usage,
+	.exit_codes = status_exit_codes,
+	.exit_failure = EXIT_UNKNOWN,
 };

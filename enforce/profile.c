@@ -57,7 +57,7 @@ static bool refuses(const struct policy *p, bool privileged, enum call_path path
 	return policy_decide(p, privileged, &call) == VERDICT_EPERM;
 }
 
-/* The seed's decision depends on one flag bit, UFFD_USER_MODE_ONLY. */
+/* The series' decision depends on one flag bit, UFFD_USER_MODE_ONLY. */
 static int flag_cells(const struct policy *p, bool privileged, enum call_path path,
 		      unsigned flag_index, const struct cond *prefix, struct cell *cells)
 {
@@ -226,7 +226,7 @@ static bool cells_equal(const struct cell *a, int na, const struct cell *b, int 
 }
 
 /* The rules for one call.  In Docker format a container granted
- * CAP_SYS_PTRACE is the seed's privileged caller. */
+ * CAP_SYS_PTRACE is the series' privileged caller. */
 static void emit_call(struct ctx *c, const char *name, const struct profile_action *permit,
 		      struct json_object *tmpl)
 {

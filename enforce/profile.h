@@ -20,7 +20,7 @@
 #include "policy.h"
 
 enum profile_format {
-	/* Docker/Podman profile: archMap, includes/excludes.  The seed's
+	/* Docker/Podman profile: archMap, includes/excludes.  The series'
 	 * CAP_SYS_PTRACE exemption holds per container (includes.caps). */
 	PROFILE_FORMAT_DOCKER = 0,
 	/* runtime-spec linux.seccomp: no conditions on capabilities, so every

@@ -70,7 +70,7 @@ static int build_enforcing(scmp_filter_ctx ctx, const struct policy *p)
 				 SCMP_A0_32(SCMP_CMP_MASKED_EQ, LOW32, UFFDGUARD_MARKER_FLAGS));
 	if (r < 0)
 		return r;
-	/* The seed's EPERM depends on the flags only through
+	/* The series' EPERM depends on the flags only through
 	 * UFFD_USER_MODE_ONLY: ask policy_decide() about each half. */
 	for (int path = CALL_SYSCALL; path <= CALL_DEVICE_IOCTL; path++) {
 		for (uint32_t umo = 0; umo <= POLICY_UFFD_USER_MODE_ONLY; umo++) {
