@@ -81,8 +81,6 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
-/* Write to a temporary file in the same directory, then rename(): a
- * reader sees the old profile or the new one, never half of one. */
 static int profile_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -147,6 +145,8 @@ static int profile_run(int argc, char **argv)
 	if (!out)
 		die(EXIT_FAILED, "out of memory");
 	if (output) {
+		/* A temporary file in the same directory, then rename(): a
+		 * reader sees the old profile or the new one, never half. */
 		mode_t um = umask(0);
 		umask(um);
 		int r = write_file_atomic(output, out, 0666 & ~um);

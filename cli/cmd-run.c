@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli.h"
 #include "marker.h"
 #include "policy.h"
@@ -273,7 +274,7 @@ static int run_run(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
-	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	cleanup_close int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sigfd < 0)
 		die(EXIT_RUN_FAILED, "signalfd: %s; not starting %s", strerror(errno), argv[optind]);
 
@@ -310,7 +311,6 @@ static int run_run(int argc, char **argv)
 	int status = supervise_child(child, sigfd, mode == ENFORCER_SUPERVISOR ? &sup : NULL);
 	if (mode == ENFORCER_SUPERVISOR)
 		supervisor_fini(&sup);
-	close(sigfd);
 	return exit_status(status);
 }
 
