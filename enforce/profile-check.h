@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The first half of `uffdguard profile`: reading a base profile and
+ * The first half of the profile mechanism: reading a base profile and
  * validating all of it before anything is compiled into it, as libseccomp
  * checks its input in api.c before it reaches db.c.  What the compiler
- * (profile.c) needs to know of each rule is recorded on the way.
+ * (profile.h) needs to know of each rule is recorded on the way.
  */
 #ifndef UFFDGUARD_PROFILE_CHECK_H
 #define UFFDGUARD_PROFILE_CHECK_H
@@ -16,7 +16,33 @@
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 
-#include "profile.h"
+#include "policy.h"
+
+enum profile_format {
+	/* Docker/Podman profile: archMap, includes/excludes.  The series'
+	 * CAP_SYS_PTRACE exemption holds per container (includes.caps). */
+	PROFILE_FORMAT_DOCKER = 0,
+	/* runtime-spec linux.seccomp: no conditions on capabilities, so every
+	 * container counts as unprivileged. */
+	PROFILE_FORMAT_OCI = 1,
+};
+
+/* Where (a JSON path such as "syscalls[12].action", or "line 3, column
+ * 7" for a syntax error) and why a base was refused. */
+struct profile_error {
+	char where[128];
+	char reason[384];
+};
+
+/* The architectures whose userfaultfd ABI (syscall by name, ioctl number
+ * USERFAULTFD_IOC_NEW = 0xAA00) the rules are written for. */
+extern const char *const profile_arches[3];
+/* Docker-format rules apply on this host architecture only ("amd64", as
+ * libseccomp names it); other hosts keep the base's own rules. */
+#define PROFILE_HOST_ARCH "amd64"
+
+/* Parse a profile.  NULL with *err filled on a syntax error. */
+struct json_object *profile_parse(const char *text, size_t len, struct profile_error *err);
 
 /* _IO(0xAA, 0): the generic ioctl encoding, as on x86. */
 #define PROFILE_IOC_NEW ((uint32_t)USERFAULTFD_IOC_NEW)

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile-check.h"
 #include "profile.h"
 
 #define LOW32 0xffffffffull
