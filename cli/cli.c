@@ -10,7 +10,8 @@
 
 const struct subcommand *cli_verb;
 
-static void vmessage(const char *kind, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vmessage(const char *kind, const char *fmt,
+							 va_list ap)
 {
 	if (cli_verb)
 		fprintf(stderr, "uffdguard %s: %s", cli_verb->name, kind);

@@ -27,8 +27,12 @@ static void write_list(FILE *out, const char *title, const struct status_list *l
 static void write_stall(FILE *out, const struct stall_result *r)
 {
 	switch (r->outcome) {
-	case STALL_HELD: fprintf(out, "held %.0f ms (unbounded)\n", r->held_ms); break;
-	case STALL_REFUSED: fprintf(out, "refused with EFAULT in %.0f µs\n", r->took_us); break;
+	case STALL_HELD:
+		fprintf(out, "held %.0f ms (unbounded)\n", r->held_ms);
+		break;
+	case STALL_REFUSED:
+		fprintf(out, "refused with EFAULT in %.0f µs\n", r->took_us);
+		break;
 	case STALL_TIMEOUT:
 		fprintf(out, "%s at the deadline after %.0f ms\n",
 			r->delivered ? "still held" : "still running", r->held_ms);
@@ -37,7 +41,8 @@ static void write_stall(FILE *out, const struct stall_result *r)
 		fprintf(out, "failed with %s in %.0f µs, no fault delivered\n",
 			status_errname(r->err), r->took_us);
 		break;
-	default: fprintf(out, "not run\n");
+	default:
+		fprintf(out, "not run\n");
 	}
 }
 
