@@ -23,7 +23,9 @@
 #include "seccomp-filter.h"
 #include "supervise.h"
 
-__attribute__((format(printf, 2, 3))) static void warn(struct supervisor *s, const char *fmt, ...)
+/* A warning to whoever runs the supervisor (supervisor_options.warn). */
+__attribute__((format(printf, 2, 3))) static void report(struct supervisor *s, const char *fmt,
+							 ...)
 {
 	char msg[512];
 	va_list ap;
@@ -151,7 +153,7 @@ static void read_knob(struct supervisor *s, const struct policy_knob *k)
 	value[strcspn(value, " \t\n")] = '\0';
 	snprintf(assignment, sizeof(assignment), "%s=%s", k->name, value);
 	if (policy_set_knob(&s->policy, assignment, err, sizeof(err)) < 0) {
-		warn(s, "control: %s; keeping %s=%d", err, k->name, policy_knob_get(&s->policy, k));
+		report(s, "control: %s; keeping %s=%d", err, k->name, policy_knob_get(&s->policy, k));
 		write_knob(s, k); /* show the value in force */
 	}
 }
@@ -255,7 +257,7 @@ static void audit(struct supervisor *s, const struct seccomp_notif *req, const s
 		line[len] = '\n';
 		/* One write per line: O_APPEND keeps lines whole. */
 		if (write(s->audit_fd, line, len + 1) != (ssize_t)(len + 1) && !s->audit_failed) {
-			warn(s, "audit file: %s", strerror(errno));
+			report(s, "audit file: %s", strerror(errno));
 			s->audit_failed = true;
 		}
 		free(line);
