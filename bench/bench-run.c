@@ -144,13 +144,13 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!uffdguard) {
-		/* build/bench/bench-run -> build/src/uffdguard */
+		/* build/bench/bench-run -> build/cli/uffdguard */
 		ssize_t n = readlink("/proc/self/exe", def, sizeof(def) - 32);
 		if (n < 0)
 			return 1;
 		def[n] = '\0';
 		*strrchr(def, '/') = '\0';
-		strcpy(strrchr(def, '/') + 1, "src/uffdguard");
+		strcpy(strrchr(def, '/') + 1, "cli/uffdguard");
 		uffdguard = def;
 	}
 	if (rounds < 1 || rounds > 100)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* uffdguard run: the seed's knobs enforced for one process tree. */
+/* uffdguard run: the 2020 series' knobs enforced for one process tree. */
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
@@ -13,28 +13,40 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "cli.h"
-#include "seccomp-filter.h"
 #include "marker.h"
 #include "policy.h"
+#include "seccomp-filter.h"
 #include "supervise.h"
 
+#define DEFAULT_POLICY "user-mode-only"
+
 /* As env(1) and podman: 125 uffdguard failed, 126 not executable, 127 not found. */
-#define EXIT_RUN_FAILED 125
-#define EXIT_CANNOT_EXEC 126
-#define EXIT_NOT_FOUND 127
+enum {
+	EXIT_RUN_FAILED = 125,
+	EXIT_CANNOT_EXEC = 126,
+	EXIT_NOT_FOUND = 127,
+};
+
+static const struct exit_code run_exit_codes[] = {
+	{ -1, "the command's (128+N if killed by signal N)" },
+	{ EXIT_RUN_FAILED, "uffdguard cannot enforce the policy (the command is then not started)" },
+	{ EXIT_CANNOT_EXEC, "the command cannot be executed" },
+	{ EXIT_NOT_FOUND, "the command was not found" },
+	{ 0, NULL },
+};
 
 static void run_usage(FILE *out)
 {
 	fputs("Usage: uffdguard run [--policy P] [--set KNOB=V ...] [--mode filter|supervise]\n"
 	      "                     [--audit FILE] [--control DIR] -- CMD [ARGS]\n\n"
-	      "Run CMD with the seed's userfaultfd knobs enforced on it and on every\n"
-	      "process it starts.\n\n"
-	      "  -p, --policy P     allow, user-mode-only (default) or deny; the single\n"
-	      "                     knob 1 = allow, 2 = user-mode-only, 0 = deny\n"
-	      "  -s, --set K=V      then set one knob (0 or 1): unprivileged_userfaultfd,\n"
-	      "                     unprivileged_userfaultfd_user_mode_only, cover_device\n"
-	      "  -m, --mode M       filter (default): a seccomp filter decides; the whole\n"
+	      "Run CMD with the userfaultfd knobs of the 2020 series \"Control over\n"
+	      "userfaultfd kernel-fault handling\" enforced on it and on every process it\n"
+	      "starts.  The command runs with no_new_privs set.\n\n",
+	      out);
+	cli_policy_help(out, DEFAULT_POLICY);
+	fputs("  -m, --mode M       filter (default): a seccomp filter decides; the whole\n"
 	      "                     tree counts as unprivileged, root included.\n"
 	      "                     supervise: a supervisor decides each call with the\n"
 	      "                     caller's CAP_SYS_PTRACE at that moment\n"
@@ -42,10 +54,13 @@ static void run_usage(FILE *out)
 	      "  -c, --control DIR  supervise: knob files in DIR; writing 0 or 1 to one\n"
 	      "                     changes the policy from the next call on\n"
 	      "  -h, --help         show this help\n\n"
-	      "The command runs with no_new_privs set.  The exit status is the command's\n"
-	      "(128+N if killed by signal N); 125 if uffdguard cannot enforce the policy\n"
-	      "(the command is then not started), 126/127 if CMD cannot be executed,\n"
-	      "2 for bad usage.  See uffdguard-run(1).\n", out);
+	      "See uffdguard-run(1).\n",
+	      out);
+}
+
+static void print_warning(void *data, const char *message)
+{
+	warn("%s", message);
 }
 
 static int send_fd(int sock, int fd)
@@ -98,22 +113,21 @@ __attribute__((noreturn)) static void child_main(scmp_filter_ctx ctx, int sock,
 	sigaction(SIGCHLD, chld, NULL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		fprintf(stderr, "uffdguard run: PR_SET_NO_NEW_PRIVS: %s; not starting %s\n",
-			strerror(errno), cmd[0]);
+		cli_error("PR_SET_NO_NEW_PRIVS: %s; not starting %s", strerror(errno), cmd[0]);
 		_exit(EXIT_RUN_FAILED);
 	}
 	int r = seccomp_load(ctx);
 	if (r < 0) {
-		fprintf(stderr, "uffdguard run: cannot install the seccomp filter: %s; not starting %s\n",
-			strerror(-r), cmd[0]);
+		cli_error("cannot install the seccomp filter: %s; not starting %s", strerror(-r),
+			  cmd[0]);
 		_exit(EXIT_RUN_FAILED);
 	}
 	if (sock >= 0) {
 		int fd = seccomp_notify_fd(ctx);
 		char ack;
 		if (fd < 0 || (r = send_fd(sock, fd)) < 0) {
-			fprintf(stderr, "uffdguard run: cannot pass the notification fd: %s\n",
-				strerror(fd < 0 ? -fd : -r));
+			cli_error("cannot pass the notification fd: %s; not starting %s",
+				  strerror(fd < 0 ? -fd : -r), cmd[0]);
 			_exit(EXIT_RUN_FAILED);
 		}
 		close(fd);
@@ -124,7 +138,7 @@ __attribute__((noreturn)) static void child_main(scmp_filter_ctx ctx, int sock,
 	}
 	execvp(cmd[0], cmd);
 	int e = errno;
-	fprintf(stderr, "uffdguard run: cannot execute %s: %s\n", cmd[0], strerror(e));
+	cli_error("cannot execute %s: %s", cmd[0], strerror(e));
 	_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
@@ -182,37 +196,30 @@ static int supervise_child(pid_t child, int sigfd, struct supervisor *sup)
 static int run_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "policy", required_argument, NULL, 'p' }, { "set", required_argument, NULL, 's' },
-		{ "mode", required_argument, NULL, 'm' },   { "audit", required_argument, NULL, 'a' },
-		{ "control", required_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
+		CLI_POLICY_OPTIONS,
+		{ "mode", required_argument, NULL, 'm' },
+		{ "audit", required_argument, NULL, 'a' },
+		{ "control", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *policy_arg = "user-mode-only", *audit_path = NULL, *control_dir = NULL;
-	enum marker_mode mode = MARKER_MODE_FILTER;
-	const char **sets = calloc((size_t)argc, sizeof(*sets));
-	size_t n_sets = 0;
+	const char *audit_path = NULL, *control_dir = NULL;
+	struct cli_policy po = { 0 };
+	enum enforcer mode = ENFORCER_FILTER;
 	char err[512];
 	int c;
 
-	if (!sets)
-		die(EXIT_RUN_FAILED, "out of memory");
 	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+p:s:m:a:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:" CLI_POLICY_SHORT "m:a:c:h", opts, NULL)) != -1) {
+		if (cli_policy_option(&po, c, optarg))
+			continue;
 		switch (c) {
-		case 'p':
-			policy_arg = optarg;
-			break;
-		case 's':
-			sets[n_sets++] = optarg;
-			break;
 		case 'm':
-			if (!strcmp(optarg, "filter"))
-				mode = MARKER_MODE_FILTER;
-			else if (!strcmp(optarg, "supervise"))
-				mode = MARKER_MODE_SUPERVISE;
-			else
-				usage_error(&cmd_run, "unknown mode '%s': valid modes are filter and supervise",
+			for (mode = 0; mode < ENFORCER_N; mode++)
+				if (!strcmp(optarg, enforcer_info(mode)->mode))
+					break;
+			if (mode == ENFORCER_N)
+				usage_error("unknown mode '%s': valid modes are filter and supervise",
 					    optarg);
 			break;
 		case 'a':
@@ -222,42 +229,38 @@ static int run_run(int argc, char **argv)
 			control_dir = optarg;
 			break;
 		case 'h':
-			run_usage(stdout);
-			free(sets);
+			cli_usage(stdout);
 			return 0;
 		default:
-			if (optopt && strchr("psmac", optopt))
-				usage_error(&cmd_run, "option '%s' needs an argument", argv[optind - 1]);
-			usage_error(&cmd_run, "unknown option '%s'", argv[optind - 1]);
+			cli_bad_option(c, argv);
 		}
 	}
 	if (optind < 2 || strcmp(argv[optind - 1], "--"))
-		usage_error(&cmd_run, optind < argc ? "missing '--' before the command '%s'"
-						   : "missing '--' and a command%s",
+		usage_error(optind < argc ? "missing '--' before the command '%s'"
+					  : "missing '--' and a command%s",
 			    optind < argc ? argv[optind] : "");
 	if (optind == argc)
-		usage_error(&cmd_run, "missing the command after '--'");
+		usage_error("missing the command after '--'");
 
-	struct policy policy;
-	if (policy_build(policy_arg, sets, n_sets, &policy, err, sizeof(err)) < 0)
-		usage_error(&cmd_run, "%s", err);
-	free(sets);
-	if (mode == MARKER_MODE_FILTER && (audit_path || control_dir))
-		usage_error(&cmd_run, "--audit and --control need --mode supervise");
-	/* The filter cannot see capabilities at call time. */
-	policy.privilege = mode == MARKER_MODE_FILTER ? POLICY_PRIV_NOBODY : POLICY_PRIV_CAP_SYS_PTRACE;
+	struct policy policy = cli_policy_build(&po, DEFAULT_POLICY);
+	if (mode == ENFORCER_FILTER && (audit_path || control_dir))
+		usage_error("--audit and --control need --mode supervise");
+	policy.privilege = enforcer_info(mode)->privilege;
 
 	scmp_filter_ctx ctx;
 	if (filter_build(&policy, mode, &ctx, err, sizeof(err)) < 0)
-		die(EXIT_RUN_FAILED, "run: cannot compile the policy: %s; not starting %s", err,
+		die(EXIT_RUN_FAILED, "cannot compile the policy: %s; not starting %s", err,
 		    argv[optind]);
 	struct supervisor sup;
 	int sock[2] = { -1, -1 };
-	if (mode == MARKER_MODE_SUPERVISE) {
-		if (supervisor_init(&sup, &policy, audit_path, control_dir, err, sizeof(err)) < 0)
-			die(EXIT_RUN_FAILED, "run: %s; not starting %s", err, argv[optind]);
+	if (mode == ENFORCER_SUPERVISOR) {
+		struct supervisor_options so = { .policy = policy, .audit_path = audit_path,
+						 .control_dir = control_dir, .warn = print_warning };
+		if (supervisor_init(&sup, &so, err, sizeof(err)) < 0)
+			die(EXIT_RUN_FAILED, "%s; not starting %s", err, argv[optind]);
 		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
-			die(EXIT_RUN_FAILED, "run: socketpair: %s", strerror(errno));
+			die(EXIT_RUN_FAILED, "socketpair: %s; not starting %s", strerror(errno),
+			    argv[optind]);
 	}
 
 	/* An inherited SIG_IGN would have the kernel reap the child unseen
@@ -271,14 +274,14 @@ static int run_run(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, &old);
-	int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	cleanup_close int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sigfd < 0)
-		die(EXIT_RUN_FAILED, "run: signalfd: %s", strerror(errno));
+		die(EXIT_RUN_FAILED, "signalfd: %s; not starting %s", strerror(errno), argv[optind]);
 
 	fflush(NULL);
 	pid_t child = fork();
 	if (child < 0)
-		die(EXIT_RUN_FAILED, "run: fork: %s", strerror(errno));
+		die(EXIT_RUN_FAILED, "fork: %s; not starting %s", strerror(errno), argv[optind]);
 	if (child == 0) {
 		close(sigfd);
 		if (sock[0] >= 0)
@@ -287,7 +290,7 @@ static int run_run(int argc, char **argv)
 	}
 	seccomp_release(ctx);
 
-	if (mode == MARKER_MODE_SUPERVISE) {
+	if (mode == ENFORCER_SUPERVISOR) {
 		close(sock[1]);
 		int fd = recv_fd(sock[0]);
 		if (fd < 0) {
@@ -296,19 +299,18 @@ static int run_run(int argc, char **argv)
 			kill(child, SIGKILL);
 			waitpid(child, &status, 0);
 			if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_RUN_FAILED)
-				warn("run: no notification fd from the child: %s", strerror(-fd));
+				cli_error("no notification fd from the child: %s", strerror(-fd));
 			supervisor_fini(&sup);
 			return EXIT_RUN_FAILED;
 		}
 		supervisor_attach(&sup, fd);
 		if (write(sock[0], "", 1) != 1)
-			die(EXIT_RUN_FAILED, "run: cannot start the child: %s", strerror(errno));
+			die(EXIT_RUN_FAILED, "cannot start the command: %s", strerror(errno));
 		close(sock[0]);
 	}
-	int status = supervise_child(child, sigfd, mode == MARKER_MODE_SUPERVISE ? &sup : NULL);
-	if (mode == MARKER_MODE_SUPERVISE)
+	int status = supervise_child(child, sigfd, mode == ENFORCER_SUPERVISOR ? &sup : NULL);
+	if (mode == ENFORCER_SUPERVISOR)
 		supervisor_fini(&sup);
-	close(sigfd);
 	return exit_status(status);
 }
 
@@ -317,4 +319,6 @@ const struct subcommand cmd_run = {
 	.summary = "run a command with the userfaultfd policy enforced",
 	.run = run_run,
 	.usage = run_usage,
+	.exit_codes = run_exit_codes,
+	.exit_failure = EXIT_RUN_FAILED,
 };

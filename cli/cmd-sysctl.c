@@ -17,14 +17,23 @@
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "cleanup.h"
 #include "cli.h"
 #include "sysctl.h"
 #include "libuffd.h"
 #include "policy.h"
 
-/* Exit codes; 2 is EXIT_USAGE. */
-#define EXIT_FAILED 1
-#define EXIT_REFUSED 3
+enum {
+	EXIT_FAILED = 1,
+	EXIT_REFUSED = 3,
+};
+
+static const struct exit_code sysctl_exit_codes[] = {
+	{ 0, "done" },
+	{ EXIT_FAILED, "failed" },
+	{ EXIT_REFUSED, "refused (not expressible on this kernel)" },
+	{ 0, NULL },
+};
 
 #define DEFAULT_DROPIN "/etc/sysctl.d/60-uffdguard.conf"
 
@@ -54,9 +63,8 @@ static void sysctl_usage(FILE *out)
 	      "  --force               write the knob although this kernel gives it\n"
 	      "                        another meaning (before 5.11)\n"
 	      "  --assume-kernel REL   act as on kernel release REL (testing)\n"
-	      "  -h, --help            this text\n\n"
-	      "Exit status: 0 done, 1 failed, 2 usage error, 3 refused (not expressible\n"
-	      "on this kernel).\n", out);
+	      "  -h, --help            show this help\n",
+	      out);
 }
 
 static const char *release_now(char *buf, size_t size)
@@ -65,6 +73,38 @@ static const char *release_now(char *buf, size_t size)
 	uname(&u);
 	snprintf(buf, size, "%s", u.release);
 	return buf;
+}
+
+/* sysctl.d(5) accepts "vm/unprivileged_userfaultfd" as well. */
+static bool is_sysctl_name(const char *s)
+{
+	for (size_t i = 0; SYSCTL_NAME[i]; i++)
+		if (s[i] != SYSCTL_NAME[i] && !(SYSCTL_NAME[i] == '.' && s[i] == '/'))
+			return false;
+	return true;
+}
+
+/* Print each line of the file that sets the knob; how many there were. */
+static int show_settings_in(const char *path)
+{
+	cleanup_file FILE *f = fopen(path, "re");
+	char line[512];
+	int found = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t-");
+		if (!is_sysctl_name(s))
+			continue;
+		s += strlen(SYSCTL_NAME);
+		s += strspn(s, " \t");
+		if (*s != '=')
+			continue;
+		s += 1 + strspn(s + 1, " \t");
+		s[strcspn(s, " \t\r\n")] = '\0';
+		printf("  persisted:  %s sets %s\n", path, s);
+		found++;
+	}
+	return found;
 }
 
 /* Settings of the knob in the sysctl configuration files, directory by
@@ -83,26 +123,8 @@ static void show_persisted(void)
 		glob_t g;
 		if (glob(patterns[i], 0, NULL, &g) != 0)
 			continue;
-		for (size_t j = 0; j < g.gl_pathc; j++) {
-			FILE *f = fopen(g.gl_pathv[j], "re");
-			char line[512];
-			while (f && fgets(line, sizeof(line), f)) {
-				char *s = line + strspn(line, " \t-");
-				if (strncmp(s, "vm.unprivileged_userfaultfd", 27) &&
-				    strncmp(s, "vm/unprivileged_userfaultfd", 27))
-					continue;
-				s += 27;
-				s += strspn(s, " \t");
-				if (*s != '=')
-					continue;
-				s += 1 + strspn(s + 1, " \t");
-				s[strcspn(s, " \t\r\n")] = '\0';
-				printf("  persisted:  %s sets %s\n", g.gl_pathv[j], s);
-				found++;
-			}
-			if (f)
-				fclose(f);
-		}
+		for (size_t j = 0; j < g.gl_pathc; j++)
+			found += show_settings_in(g.gl_pathv[j]);
 		globfree(&g);
 	}
 	if (!found)
@@ -125,16 +147,15 @@ static int sysctl_show(void)
 {
 	char rel[65];
 	release_now(rel, sizeof(rel));
-	bool new_sem = knob_new_semantics(rel);
-	int v = knob_read();
+	bool new_sem = sysctl_new_semantics(rel);
+	int v = sysctl_read();
 
 	if (v < 0) {
-		fprintf(stderr, "uffdguard sysctl: %s: %s%s\n", KNOB_PATH, strerror(-v),
-			v == -ENOENT ? " (a kernel without userfaultfd)" : "");
-		return EXIT_FAILED;
+		die(EXIT_FAILED, "%s: %s%s", SYSCTL_PATH, strerror(-v),
+		    v == -ENOENT ? " (a kernel without userfaultfd)" : "");
 	}
-	printf("%s = %d\n", KNOB_NAME, v);
-	printf("  policy:     %s: %s\n", knob_policy(v, new_sem), knob_meaning(v, new_sem));
+	printf("%s = %d\n", SYSCTL_NAME, v);
+	printf("  policy:     %s: %s\n", sysctl_policy_name(v, new_sem), sysctl_meaning(v, new_sem));
 	printf("  kernel:     Linux %s (%s meaning of the knob)\n", rel,
 	       new_sem ? "the 5.11+" : "the pre-5.11");
 	show_persisted();
@@ -149,7 +170,7 @@ static int persist(const char *path, const char *policy, int value, const char *
 	char text[512];
 
 	snprintf(text, sizeof(text), "# Written by uffdguard sysctl apply %s.\n# %s\n%s = %d\n",
-		 policy, meaning, KNOB_NAME, value);
+		 policy, meaning, SYSCTL_NAME, value);
 	return write_file_atomic(path, text, 0644);
 }
 
@@ -162,13 +183,13 @@ static int sysctl_apply(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			sysctl_usage(stdout);
+			cli_usage(stdout);
 			return 0;
 		} else if (!strcmp(a, "--force")) {
 			force = true;
 		} else if (!strncmp(a, "--persist=", 10)) {
 			if (!a[10])
-				usage_error(&cmd_sysctl, "--persist=: empty file name");
+				usage_error("--persist=: empty file name");
 			persist_path = a + 10;
 		} else if (!strcmp(a, "--persist")) {
 			/* An optional FILE follows, once the policy is known. */
@@ -177,84 +198,69 @@ static int sysctl_apply(int argc, char **argv)
 				persist_path = argv[++i];
 		} else if (!strcmp(a, "--assume-kernel")) {
 			if (i + 1 >= argc)
-				usage_error(&cmd_sysctl, "option '--assume-kernel' needs an argument");
+				usage_error("option '--assume-kernel' needs an argument");
 			release = argv[++i];
 		} else if (a[0] == '-') {
-			usage_error(&cmd_sysctl, "unknown option '%s'", a);
+			usage_error("unknown option '%s'", a);
 		} else if (!name) {
 			name = a;
 		} else {
-			usage_error(&cmd_sysctl, "unexpected argument '%s'", a);
+			usage_error("unexpected argument '%s'", a);
 		}
 	}
 	if (!name)
-		usage_error(&cmd_sysctl, "apply needs a POLICY: user-mode-only or allow");
+		usage_error("apply needs a POLICY: user-mode-only or allow");
 	struct policy p;
 	if (policy_preset(name, &p, err, sizeof(err)) < 0)
-		usage_error(&cmd_sysctl, "%s", err);
+		usage_error("%s", err);
 	if (!release)
 		release = release_now(rel, sizeof(rel));
-	bool new_sem = knob_new_semantics(release);
+	bool new_sem = sysctl_new_semantics(release);
 
 	if (!new_sem && !force) {
-		fprintf(stderr,
-			"uffdguard sysctl: refusing: on Linux %s (before 5.11) %s has another meaning:\n"
-			"  0 denies userfaultfd(2) to processes without CAP_SYS_PTRACE, 1 allows it to all,\n"
-			"  and the kernel has no UFFD_USER_MODE_ONLY.  Pass --force to set it with that\n"
-			"  meaning (allow = 1, deny = 0).\n", release, KNOB_NAME);
-		return EXIT_REFUSED;
+		die(EXIT_REFUSED,
+		    "refusing: on Linux %s (before 5.11) %s has another meaning:\n"
+		    "  0 denies userfaultfd(2) to processes without CAP_SYS_PTRACE, 1 allows it to all,\n"
+		    "  and the kernel has no UFFD_USER_MODE_ONLY.  Pass --force to set it with that\n"
+		    "  meaning (allow = 1, deny = 0).",
+		    release, SYSCTL_NAME);
 	}
 	const char *preset = policy_name(&p);
-	int value;
-	if (!strcmp(preset, "allow")) {
-		value = 1;
-	} else if (!strcmp(preset, "user-mode-only") && new_sem) {
-		value = 0;
-	} else if (!strcmp(preset, "deny") && !new_sem) {
-		value = 0;
-	} else if (!strcmp(preset, "deny")) {
-		fprintf(stderr,
-			"uffdguard sysctl: refusing: %s cannot express deny on Linux %s: since 5.11\n"
-			"  its 0 lets unprivileged processes create user-mode-only descriptors, and no\n"
-			"  value denies them altogether.  The closest native setting is user-mode-only.\n"
-			"  To deny unprivileged callers, use uffdguard's own enforcement:\n",
-			KNOB_NAME, release);
+	int value = sysctl_value(&p, new_sem);
+	if (value < 0 && new_sem) {
+		cli_error("refusing: %s cannot express deny on Linux %s: since 5.11\n"
+			  "  its 0 lets unprivileged processes create user-mode-only descriptors, and no\n"
+			  "  value denies them altogether.  The closest native setting is user-mode-only.\n"
+			  "  To deny unprivileged callers, use uffdguard's own enforcement:",
+			  SYSCTL_NAME, release);
 		print_instead(stderr, "deny");
 		return EXIT_REFUSED;
-	} else {
-		fprintf(stderr,
-			"uffdguard sysctl: refusing: Linux %s has no UFFD_USER_MODE_ONLY, so %s cannot\n"
-			"  express user-mode-only (its 0 would deny unprivileged callers altogether).\n",
-			release, KNOB_NAME);
-		return EXIT_REFUSED;
+	} else if (value < 0) {
+		die(EXIT_REFUSED,
+		    "refusing: Linux %s has no UFFD_USER_MODE_ONLY, so %s cannot\n"
+		    "  express user-mode-only (its 0 would deny unprivileged callers altogether).",
+		    release, SYSCTL_NAME);
 	}
 
 	/* A drop-in that would be refused is refused before the knob is
 	 * touched: nothing changes.  write_file_atomic() checks again. */
 	char why[ATOMIC_FILE_REFUSAL_SIZE];
 	int ret = persist_path ? atomic_file_check(persist_path) : 0;
-	if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why))) {
-		fprintf(stderr, "uffdguard sysctl: not applied: %s\n", why);
-		return EXIT_FAILED;
-	}
-	ret = knob_write(value);
-	if (ret < 0) {
-		fprintf(stderr, "uffdguard sysctl: cannot write %s: %s%s\n", KNOB_PATH, strerror(-ret),
-			ret == -EACCES || ret == -EPERM ? " (this needs root)" : "");
-		return EXIT_FAILED;
-	}
-	const char *meaning = knob_meaning(value, new_sem);
-	printf("%s = %d (%s): %s\n", KNOB_NAME, value, preset, meaning);
+	if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why)))
+		die(EXIT_FAILED, "not applied: %s", why);
+	ret = sysctl_write(value);
+	if (ret < 0)
+		die(EXIT_FAILED, "cannot write %s: %s%s", SYSCTL_PATH, strerror(-ret),
+		    ret == -EACCES || ret == -EPERM ? " (this needs root)" : "");
+	const char *meaning = sysctl_meaning(value, new_sem);
+	printf("%s = %d (%s): %s\n", SYSCTL_NAME, value, preset, meaning);
 	if (persist_path) {
 		ret = persist(persist_path, preset, value, meaning);
-		if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why))) {
-			fprintf(stderr, "uffdguard sysctl: the knob is set, but %s\n", why);
-			return EXIT_FAILED;
-		} else if (ret < 0) {
-			fprintf(stderr, "uffdguard sysctl: the knob is set, but %s could not be written: %s\n",
-				persist_path, strerror(-ret));
-			return EXIT_FAILED;
-		}
+		if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why)))
+			die(EXIT_FAILED, "the knob is set, but %s", why);
+		else if (ret < 0)
+			die(EXIT_FAILED, "the knob is set, but %s could not be written: %s",
+			    persist_path, strerror(-ret));
 		printf("persisted in %s\n", persist_path);
 	}
 	printf("note: %s is not governed by the knob; to cover it too:\n", LIBUFFD_DEVICE_PATH);
@@ -265,20 +271,20 @@ static int sysctl_apply(int argc, char **argv)
 static int sysctl_run(int argc, char **argv)
 {
 	if (argc < 2)
-		usage_error(&cmd_sysctl, "missing action: show or apply");
+		usage_error("missing action: show or apply");
 	const char *action = argv[1];
 	if (!strcmp(action, "--help") || !strcmp(action, "-h")) {
-		sysctl_usage(stdout);
+		cli_usage(stdout);
 		return 0;
 	}
 	if (!strcmp(action, "show")) {
 		if (argc > 2)
-			usage_error(&cmd_sysctl, "unexpected argument '%s'", argv[2]);
+			usage_error("unexpected argument '%s'", argv[2]);
 		return sysctl_show();
 	}
 	if (!strcmp(action, "apply"))
 		return sysctl_apply(argc - 1, argv + 1);
-	usage_error(&cmd_sysctl, "unknown action '%s': show or apply", action);
+	usage_error("unknown action '%s': show or apply", action);
 }
 
 const struct subcommand cmd_sysctl = {
@@ -286,4 +292,6 @@ const struct subcommand cmd_sysctl = {
 	.summary = "show or set the kernel's own knob, where it can express the policy",
 	.run = sysctl_run,
 	.usage = sysctl_usage,
+	.exit_codes = sysctl_exit_codes,
+	.exit_failure = EXIT_FAILED,
 };

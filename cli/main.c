@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include <errno.h>
-#include <stdarg.h>
-#include <stdlib.h>
+/* uffdguard: the table of verbs, and the dispatch to them. */
+#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "config.h"
@@ -16,69 +14,13 @@ static const struct subcommand *const subcommands[] = {
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 
-void die(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("uffdguard: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code);
-}
-
-void warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("uffdguard: warning: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void usage_error(const struct subcommand *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "uffdguard %s: ", cmd->name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n\n", stderr);
-	cmd->usage(stderr);
-	exit(EXIT_USAGE);
-}
-
-void closep(int *fd)
-{
-	if (*fd >= 0) {
-		int saved = errno;
-		close(*fd);
-		errno = saved;
-	}
-}
-
-void freep(void *p)
-{
-	free(*(void **)p);
-}
-
-void fclosep(FILE **f)
-{
-	if (*f)
-		fclose(*f);
-}
-
 static void usage(FILE *out)
 {
 	fputs("Usage: uffdguard [--help] [--version] COMMAND [ARGS]\n\n"
 	      "Control over userfaultfd kernel-fault handling.\n\nCommands:\n", out);
 	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
 		fprintf(out, "  %-10s %s\n", subcommands[i]->name, subcommands[i]->summary);
-	fputs("\nRun 'uffdguard COMMAND --help' for a command's options.\n", out);
+	fputs("\nRun 'uffdguard COMMAND --help' for a command's options and exit codes.\n", out);
 }
 
 int main(int argc, char **argv)
@@ -96,11 +38,13 @@ int main(int argc, char **argv)
 		printf("uffdguard %s\n", UFFDGUARD_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < N_SUBCOMMANDS; i++)
-		if (!strcmp(name, subcommands[i]->name))
-			return subcommands[i]->run(argc - 1, argv + 1);
-
-	fprintf(stderr, "uffdguard: unknown %s '%s'\n\n", name[0] == '-' ? "option" : "command", name);
+	for (size_t i = 0; i < N_SUBCOMMANDS; i++) {
+		if (strcmp(name, subcommands[i]->name))
+			continue;
+		cli_verb = subcommands[i];
+		return cli_verb->run(argc - 1, argv + 1);
+	}
+	cli_error("unknown %s '%s'\n", name[0] == '-' ? "option" : "command", name);
 	usage(stderr);
 	return EXIT_USAGE;
 }

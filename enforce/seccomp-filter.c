@@ -65,12 +65,12 @@ static int add_rule_except_marker(scmp_filter_ctx ctx, uint32_t action, uint32_t
 
 static int build_enforcing(scmp_filter_ctx ctx, const struct policy *p)
 {
-	int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)marker_errno(MARKER_MODE_FILTER, p)),
+	int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO((uint32_t)marker_errno(ENFORCER_FILTER, p)),
 				 SCMP_SYS(userfaultfd), 1,
 				 SCMP_A0_32(SCMP_CMP_MASKED_EQ, LOW32, UFFDGUARD_MARKER_FLAGS));
 	if (r < 0)
 		return r;
-	/* The seed's EPERM depends on the flags only through
+	/* The series' EPERM depends on the flags only through
 	 * UFFD_USER_MODE_ONLY: ask policy_decide() about each half. */
 	for (int path = CALL_SYSCALL; path <= CALL_DEVICE_IOCTL; path++) {
 		for (uint32_t umo = 0; umo <= POLICY_UFFD_USER_MODE_ONLY; umo++) {
@@ -108,7 +108,7 @@ static int build_notifying(scmp_filter_ctx ctx)
 					   SECCOMP_FILTER_FLAG_NEW_LISTENER));
 }
 
-int filter_build(const struct policy *p, enum marker_mode mode, scmp_filter_ctx *out, char *err,
+int filter_build(const struct policy *p, enum enforcer mode, scmp_filter_ctx *out, char *err,
 		 size_t err_size)
 {
 	const char *stage = "seccomp_init";
@@ -128,13 +128,13 @@ int filter_build(const struct policy *p, enum marker_mode mode, scmp_filter_ctx 
 		if ((r = seccomp_arch_add(ctx, abis[i].token)) < 0)
 			goto fail;
 	}
-	if (mode == MARKER_MODE_SUPERVISE && seccomp_api_get() < 5) {
+	if (mode == ENFORCER_SUPERVISOR && seccomp_api_get() < 5) {
 		r = -EOPNOTSUPP;
 		stage = "seccomp user notification";
 		goto fail;
 	}
 	stage = "adding the rules";
-	r = mode == MARKER_MODE_FILTER ? build_enforcing(ctx, p) : build_notifying(ctx);
+	r = mode == ENFORCER_FILTER ? build_enforcing(ctx, p) : build_notifying(ctx);
 	if (r < 0)
 		goto fail;
 	*out = ctx;

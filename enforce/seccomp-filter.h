@@ -16,16 +16,16 @@
 #include "marker.h"
 #include "policy.h"
 
-/* MARKER_MODE_FILTER: the filter answers every call itself, treating every
+/* ENFORCER_FILTER: the filter answers every call itself, treating every
  * caller as unprivileged: EPERM where policy_decide() says so, the marker
  * errno for userfaultfd(UFFDGUARD_MARKER_FLAGS); the kernel's own flag
- * check gives the EINVAL.  MARKER_MODE_SUPERVISE: every userfaultfd() and
+ * check gives the EINVAL.  ENFORCER_SUPERVISOR: every userfaultfd() and
  * every USERFAULTFD_IOC_NEW goes to the user-notification listener (the
  * knobs may change while it runs, so any of them may be refused), and
  * seccomp(SECCOMP_SET_MODE_FILTER) with SECCOMP_FILTER_FLAG_NEW_LISTENER
  * fails with EBUSY even after the supervisor is gone.
  * Returns 0 or -errno with a message in err. */
-int filter_build(const struct policy *p, enum marker_mode mode, scmp_filter_ctx *ctx,
+int filter_build(const struct policy *p, enum enforcer mode, scmp_filter_ctx *ctx,
 		 char *err, size_t err_size);
 
 /* Which call a seccomp notification is: fills *c and *abi ("x86_64",

@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <seccomp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,34 +17,35 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "seccomp-filter.h"
+#include "cleanup.h"
+#include "identity.h"
 #include "marker.h"
+#include "seccomp-filter.h"
 #include "supervise.h"
 
-#define PROC_USER_INIT_INO 0xEFFFFFFDu /* the initial user namespace */
-#define CAP_SYS_PTRACE_BIT 19
-
-static const char *const knob_names[] = SUPERVISE_KNOBS;
-#define N_KNOBS (sizeof(knob_names) / sizeof(knob_names[0]))
-
-static int knob_value(const struct policy *p, size_t i)
+/* A warning to whoever runs the supervisor (supervisor_options.warn). */
+__attribute__((format(printf, 2, 3))) static void report(struct supervisor *s, const char *fmt,
+							 ...)
 {
-	return i == 0 ? p->unprivileged_userfaultfd
-	       : i == 1 ? p->unprivileged_userfaultfd_user_mode_only
-			: p->cover_device;
+	char msg[512];
+	va_list ap;
+
+	if (!s->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	s->warn(s->warn_data, msg);
 }
 
-static int write_knob(struct supervisor *s, size_t i)
+static int write_knob(struct supervisor *s, const struct policy_knob *k)
 {
-	char v[3] = { (char)('0' + knob_value(&s->policy, i)), '\n', 0 };
-	int fd = openat(s->control_dirfd, knob_names[i],
-			O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	char v[3] = { (char)('0' + policy_knob_get(&s->policy, k)), '\n', 0 };
+	cleanup_close int fd = openat(s->control_dirfd, k->name,
+				      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return -errno;
-	int r = write(fd, v, 2) == 2 ? 0 : -EIO;
-	close(fd);
-	return r;
+	return write(fd, v, 2) == 2 ? 0 : -EIO;
 }
 
 static int control_init(struct supervisor *s, const char *dir, char *err, size_t err_size)
@@ -69,11 +71,11 @@ static int control_init(struct supervisor *s, const char *dir, char *err, size_t
 		goto fail;
 	}
 	s->control_dir = strdup(dir);
-	for (size_t i = 0; i < N_KNOBS; i++) {
-		int r = write_knob(s, i);
+	for (size_t i = 0; i < POLICY_N_KNOBS; i++) {
+		int r = write_knob(s, &policy_knobs[i]);
 		if (r < 0) {
 			errno = -r;
-			stage = knob_names[i];
+			stage = policy_knobs[i].name;
 			goto fail;
 		}
 	}
@@ -88,11 +90,12 @@ fail:
 	return -errno;
 }
 
-int supervisor_init(struct supervisor *s, const struct policy *p, const char *audit_path,
-		    const char *control_dir, char *err, size_t err_size)
+int supervisor_init(struct supervisor *s, const struct supervisor_options *o, char *err,
+		    size_t err_size)
 {
-	*s = (struct supervisor){ .policy = *p, .listener = -1, .audit_fd = -1, .inotify_fd = -1,
-				  .control_dirfd = -1 };
+	*s = (struct supervisor){ .policy = o->policy, .listener = -1, .audit_fd = -1,
+				  .inotify_fd = -1, .control_dirfd = -1, .warn = o->warn,
+				  .warn_data = o->warn_data };
 	/* The tree may run as our user: undumpable, it can neither ptrace us
 	 * nor pidfd_getfd() the listener and answer "continue" itself. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
@@ -125,34 +128,33 @@ int supervisor_init(struct supervisor *s, const struct policy *p, const char *au
 		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
-	if (audit_path) {
-		s->audit_fd = open(audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+	if (o->audit_path) {
+		s->audit_fd = open(o->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+				   0600);
 		if (s->audit_fd < 0) {
-			snprintf(err, err_size, "cannot open audit file %s: %s", audit_path,
+			snprintf(err, err_size, "cannot open audit file %s: %s", o->audit_path,
 				 strerror(errno));
 			return -errno;
 		}
 	}
-	if (control_dir)
-		return control_init(s, control_dir, err, err_size);
+	if (o->control_dir)
+		return control_init(s, o->control_dir, err, err_size);
 	return 0;
 }
 
-/* Take knob i from its file, or put the value in force back into it. */
-static void read_knob(struct supervisor *s, size_t i)
+/* Take knob k from its file, or put the value in force back into it. */
+static void read_knob(struct supervisor *s, const struct policy_knob *k)
 {
 	char value[32] = "", assignment[128], err[256];
-	int fd = openat(s->control_dirfd, knob_names[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	cleanup_close int fd = openat(s->control_dirfd, k->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	ssize_t len = fd >= 0 ? read(fd, value, sizeof(value) - 1) : -1;
 
-	if (fd >= 0)
-		close(fd);
 	value[len > 0 ? len : 0] = '\0';
 	value[strcspn(value, " \t\n")] = '\0';
-	snprintf(assignment, sizeof(assignment), "%s=%s", knob_names[i], value);
+	snprintf(assignment, sizeof(assignment), "%s=%s", k->name, value);
 	if (policy_set_knob(&s->policy, assignment, err, sizeof(err)) < 0) {
-		warn("control: %s; keeping %s=%d", err, knob_names[i], knob_value(&s->policy, i));
-		write_knob(s, i); /* show the value in force */
+		report(s, "control: %s; keeping %s=%d", err, k->name, policy_knob_get(&s->policy, k));
+		write_knob(s, k); /* show the value in force */
 	}
 }
 
@@ -169,9 +171,9 @@ void supervisor_control(struct supervisor *s)
 			ptr += sizeof(*ev) + ev->len;
 			/* Events were lost: any knob may have changed. */
 			bool all = ev->mask & IN_Q_OVERFLOW;
-			for (size_t i = 0; i < N_KNOBS; i++)
-				if (all || (ev->len && !strcmp(ev->name, knob_names[i])))
-					read_knob(s, i);
+			for (size_t i = 0; i < POLICY_N_KNOBS; i++)
+				if (all || (ev->len && !strcmp(ev->name, policy_knobs[i].name)))
+					read_knob(s, &policy_knobs[i]);
 		}
 	}
 }
@@ -181,7 +183,7 @@ struct caller {
 	pid_t tgid;
 	long uid;
 	uint64_t cap_eff;
-	bool init_userns;
+	ino_t user_ns; /* 0: unreadable */
 	char comm[64];
 	char exe[PATH_MAX];
 };
@@ -192,10 +194,8 @@ static void read_caller(pid_t tid, bool want_exe, struct caller *c)
 
 	*c = (struct caller){ .tgid = -1, .uid = -1 };
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", tid, tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	if (fd >= 0)
-		close(fd);
 	buf[n > 0 ? n : 0] = '\0';
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		if (!strncmp(line, "Name:\t", 6))
@@ -210,7 +210,7 @@ static void read_caller(pid_t tid, bool want_exe, struct caller *c)
 	/* Unreadable means not initial: the test fails closed. */
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/user", tid, tid);
-	c->init_userns = stat(path, &st) == 0 && st.st_ino == PROC_USER_INIT_INO;
+	c->user_ns = stat(path, &st) == 0 ? st.st_ino : 0;
 	if (want_exe) {
 		snprintf(path, sizeof(path), "/proc/%d/exe", tid);
 		ssize_t len = readlink(path, c->exe, sizeof(c->exe) - 1);
@@ -257,7 +257,7 @@ static void audit(struct supervisor *s, const struct seccomp_notif *req, const s
 		line[len] = '\n';
 		/* One write per line: O_APPEND keeps lines whole. */
 		if (write(s->audit_fd, line, len + 1) != (ssize_t)(len + 1) && !s->audit_failed) {
-			warn("audit file: %s", strerror(errno));
+			report(s, "audit file: %s", strerror(errno));
 			s->audit_failed = true;
 		}
 		free(line);
@@ -287,12 +287,12 @@ int supervisor_handle(struct supervisor *s)
 		/* The filter sends nothing else; should it, fail closed. */
 		resp->error = -EPERM;
 	} else if (filter_is_marker(&call)) {
-		resp->error = -marker_errno(MARKER_MODE_SUPERVISE, &s->policy);
+		resp->error = -marker_errno(ENFORCER_SUPERVISOR, &s->policy);
 		verdict_text = "marker";
 		why = "uffdguard status marker";
 	} else {
 		read_caller((pid_t)req->pid, s->audit_fd >= 0, &c);
-		privileged = (c.cap_eff >> CAP_SYS_PTRACE_BIT & 1) && c.init_userns;
+		privileged = identity_privileged(c.cap_eff, c.user_ns);
 		/* What we read belongs to the caller only if it is still
 		 * blocked in this call (the tid may have been reused). */
 		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
@@ -333,8 +333,8 @@ void supervisor_attach(struct supervisor *s, int listener)
 void supervisor_fini(struct supervisor *s)
 {
 	if (s->control_dirfd >= 0) {
-		for (size_t i = 0; i < N_KNOBS; i++)
-			unlinkat(s->control_dirfd, knob_names[i], 0);
+		for (size_t i = 0; i < POLICY_N_KNOBS; i++)
+			unlinkat(s->control_dirfd, policy_knobs[i].name, 0);
 		close(s->control_dirfd);
 		if (s->created_dir)
 			rmdir(s->control_dir);

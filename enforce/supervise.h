@@ -14,10 +14,19 @@
 
 #include "policy.h"
 
-/* The control directory: one file per knob, holding "0" or "1". */
-#define SUPERVISE_KNOBS                                                    \
-	{ "unprivileged_userfaultfd", "unprivileged_userfaultfd_user_mode_only", \
-	  "cover_device" }
+/* The supervisor reports what goes wrong while it serves (a bad value in
+ * a control file, a failed audit write) through this function, once per
+ * event; it never prints. */
+typedef void supervisor_warn_fn(void *data, const char *message);
+
+struct supervisor_options {
+	struct policy policy;
+	const char *audit_path;  /* NULL: no audit */
+	const char *control_dir; /* NULL: no live knobs; else one file per
+				  * policy_knobs[] entry, holding "0" or "1" */
+	supervisor_warn_fn *warn;
+	void *warn_data;
+};
 
 struct supervisor {
 	struct policy policy;
@@ -28,15 +37,17 @@ struct supervisor {
 	char *control_dir;
 	bool created_dir;
 	bool audit_failed; /* warned once */
+	supervisor_warn_fn *warn;
+	void *warn_data;
 	void *req, *resp;  /* struct seccomp_notif{,_resp} of the kernel's size */
 	size_t req_size, resp_size;
 };
 
 /* Make this process non-dumpable, check that /proc is our pid namespace's,
  * open the audit file (appending, created 0600) and create the control
- * directory, both optional (NULL).  Returns 0 or -errno with a message. */
-int supervisor_init(struct supervisor *s, const struct policy *p, const char *audit_path,
-		    const char *control_dir, char *err, size_t err_size);
+ * directory.  Returns 0 or -errno with a message. */
+int supervisor_init(struct supervisor *s, const struct supervisor_options *o, char *err,
+		    size_t err_size);
 
 /* Take the filter's listener.  Asks the kernel (6.6+) to wake the
  * supervisor on the caller's CPU; older kernels refuse, which changes

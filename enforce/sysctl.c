@@ -3,8 +3,10 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "sysctl.h"
 
 static bool release_at_least(const char *release, int major, int minor)
@@ -16,53 +18,59 @@ static bool release_at_least(const char *release, int major, int minor)
 	return ma > major || (ma == major && mi >= minor);
 }
 
-bool knob_new_semantics(const char *release)
+bool sysctl_new_semantics(const char *release)
 {
 	return release_at_least(release, 5, 11);
 }
 
-int knob_read(void)
+int sysctl_read(void)
 {
 	char buf[32];
-	int fd = open(KNOB_PATH, O_RDONLY | O_CLOEXEC);
+	cleanup_close int fd = open(SYSCTL_PATH, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	int err = errno;
-	close(fd);
 	if (n <= 0)
-		return n < 0 ? -err : -EIO;
+		return n < 0 ? -errno : -EIO;
 	buf[n] = '\0';
 	return atoi(buf);
 }
 
-int knob_write(int value)
+int sysctl_write(int value)
 {
 	char buf[16];
 	int len = snprintf(buf, sizeof(buf), "%d\n", value);
-	int fd = open(KNOB_PATH, O_WRONLY | O_CLOEXEC);
+	cleanup_close int fd = open(SYSCTL_PATH, O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
 	ssize_t n = write(fd, buf, (size_t)len);
-	int err = n < 0 ? -errno : 0;
-	close(fd);
-	if (err)
-		return err;
+	if (n < 0)
+		return -errno;
 	return n == len ? 0 : -EIO;
 }
 
-const char *knob_policy(int value, bool new_semantics)
+/* 1 has always allowed everyone; 0 denied unprivileged callers until
+ * 5.11, which made it user-mode-only. */
+bool sysctl_policy(int value, bool new_semantics, struct policy *p)
 {
-	if (value == 1)
-		return "allow";
-	if (value == 0)
-		return new_semantics ? "user-mode-only" : "deny";
-	return "unknown";
+	char err[256];
+
+	if (value != 0 && value != 1)
+		return false;
+	return policy_preset(value ? "allow" : new_semantics ? "user-mode-only" : "deny", p, err,
+			     sizeof(err)) == 0;
 }
 
-const char *knob_meaning(int value, bool new_semantics)
+const char *sysctl_policy_name(int value, bool new_semantics)
+{
+	struct policy p;
+
+	return sysctl_policy(value, new_semantics, &p) ? policy_name(&p) : "unknown";
+}
+
+const char *sysctl_meaning(int value, bool new_semantics)
 {
 	if (value == 1)
 		return new_semantics
@@ -75,4 +83,12 @@ const char *knob_meaning(int value, bool new_semantics)
 			       : "a process without CAP_SYS_PTRACE may not use userfaultfd(2) at all "
 				 "(before Linux 5.11)";
 	return "a value this tool does not know";
+}
+
+int sysctl_value(const struct policy *p, bool new_semantics)
+{
+	for (int value = 0; value <= 1; value++)
+		if (!strcmp(sysctl_policy_name(value, new_semantics), policy_name(p)))
+			return value;
+	return -1;
 }

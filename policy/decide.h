@@ -35,8 +35,9 @@ struct policy {
 	__s32 unprivileged_userfaultfd_user_mode_only;
 	/* Extension: USERFAULTFD_IOC_NEW on /dev/userfaultfd follows the same
 	 * rule as the syscall (default 1); 0 leaves it to file permissions,
-	 * as upstream Linux does. */
-	_Bool cover_device;
+	 * as upstream Linux does.  An __s32 like the two knobs above, so that
+	 * one table (policy.h) reaches all three alike. */
+	__s32 cover_device;
 	enum policy_privilege privilege;
 };
 

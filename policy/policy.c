@@ -6,74 +6,91 @@
 
 #include "policy.h"
 
-static const struct {
-	const char *name;
-	const char *alias; /* the reviewer's single knob */
-	int unpriv, user_mode_only;
-} presets[] = {
-	{ "deny", "0", 0, 0 },
+const struct policy_knob policy_knobs[POLICY_N_KNOBS] = {
+	{ "unprivileged_userfaultfd", offsetof(struct policy, unprivileged_userfaultfd), true },
+	{ "unprivileged_userfaultfd_user_mode_only",
+	  offsetof(struct policy, unprivileged_userfaultfd_user_mode_only), true },
+	{ "cover_device", offsetof(struct policy, cover_device), false },
+};
+
+const struct policy_preset policy_presets[POLICY_N_PRESETS] = {
 	{ "allow", "1", 1, 0 },
 	{ "user-mode-only", "2", 1, 1 },
+	{ "deny", "0", 0, 0 },
 };
-#define N_PRESETS (sizeof(presets) / sizeof(presets[0]))
+
+int policy_knob_get(const struct policy *p, const struct policy_knob *k)
+{
+	__s32 v;
+
+	memcpy(&v, (const char *)p + k->offset, sizeof(v));
+	return v;
+}
+
+void policy_knob_put(struct policy *p, const struct policy_knob *k, int value)
+{
+	__s32 v = value;
+
+	memcpy((char *)p + k->offset, &v, sizeof(v));
+}
+
+/* "a, b, c" of the knob names, for messages. */
+static void knob_list(char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < POLICY_N_KNOBS && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+					 policy_knobs[i].name);
+}
 
 int policy_preset(const char *name, struct policy *p, char *err, size_t err_size)
 {
-	for (size_t i = 0; i < N_PRESETS; i++) {
-		if (strcmp(name, presets[i].name) && strcmp(name, presets[i].alias))
+	const struct policy_preset *ps = policy_presets;
+
+	for (size_t i = 0; i < POLICY_N_PRESETS; i++) {
+		if (strcmp(name, ps[i].name) && strcmp(name, ps[i].single_knob))
 			continue;
 		*p = POLICY_DEFAULT;
-		p->unprivileged_userfaultfd = presets[i].unpriv;
-		p->unprivileged_userfaultfd_user_mode_only = presets[i].user_mode_only;
+		p->unprivileged_userfaultfd = ps[i].unprivileged_userfaultfd;
+		p->unprivileged_userfaultfd_user_mode_only = ps[i].unprivileged_userfaultfd_user_mode_only;
 		return 0;
 	}
 	snprintf(err, err_size,
-		 "unknown policy '%s': valid policies are allow, user-mode-only, deny "
-		 "(or the single knob 1 = allow, 2 = user-mode-only, 0 = deny)", name);
-	return -EINVAL;
-}
-
-static int parse_bool01(const char *s, int *out)
-{
-	if (!strcmp(s, "0") || !strcmp(s, "1")) {
-		*out = s[0] - '0';
-		return 0;
-	}
+		 "unknown policy '%s': valid policies are %s, %s, %s "
+		 "(or the single knob %s = %s, %s = %s, %s = %s)",
+		 name, ps[0].name, ps[1].name, ps[2].name, ps[0].single_knob, ps[0].name,
+		 ps[1].single_knob, ps[1].name, ps[2].single_knob, ps[2].name);
 	return -EINVAL;
 }
 
 int policy_set_knob(struct policy *p, const char *assignment, char *err, size_t err_size)
 {
-	static const char knobs[] = "unprivileged_userfaultfd, "
-				    "unprivileged_userfaultfd_user_mode_only, cover_device";
 	const char *eq = strchr(assignment, '=');
-	int v;
+	char knobs[160];
 
+	knob_list(knobs, sizeof(knobs));
 	if (!eq) {
 		snprintf(err, err_size, "'%s' is not KNOB=VALUE (knobs: %s)", assignment, knobs);
 		return -EINVAL;
 	}
-	size_t klen = (size_t)(eq - assignment);
+	size_t len = (size_t)(eq - assignment);
 	const char *value = eq + 1;
-#define KNOB_IS(n) (klen == strlen(n) && !strncmp(assignment, n, klen))
-	if (!KNOB_IS("unprivileged_userfaultfd") &&
-	    !KNOB_IS("unprivileged_userfaultfd_user_mode_only") && !KNOB_IS("cover_device")) {
-		snprintf(err, err_size, "unknown knob '%.*s' (knobs: %s)", (int)klen, assignment,
-			 knobs);
+	const struct policy_knob *k = NULL;
+	for (size_t i = 0; i < POLICY_N_KNOBS; i++)
+		if (strlen(policy_knobs[i].name) == len && !strncmp(assignment, policy_knobs[i].name, len))
+			k = &policy_knobs[i];
+	if (!k) {
+		snprintf(err, err_size, "unknown knob '%.*s' (knobs: %s)", (int)len, assignment, knobs);
 		return -EINVAL;
 	}
-	if (parse_bool01(value, &v) < 0) {
-		snprintf(err, err_size, "bad value '%s' for %.*s: valid values are 0 and 1", value,
-			 (int)klen, assignment);
+	if (strcmp(value, "0") && strcmp(value, "1")) {
+		snprintf(err, err_size, "bad value '%s' for %s: valid values are 0 and 1", value,
+			 k->name);
 		return -EINVAL;
 	}
-	if (KNOB_IS("unprivileged_userfaultfd"))
-		p->unprivileged_userfaultfd = v;
-	else if (KNOB_IS("unprivileged_userfaultfd_user_mode_only"))
-		p->unprivileged_userfaultfd_user_mode_only = v;
-	else
-		p->cover_device = v;
-#undef KNOB_IS
+	policy_knob_put(p, k, value[0] - '0');
 	return 0;
 }
 
@@ -86,21 +103,30 @@ int policy_build(const char *preset, const char *const *sets, size_t n_sets, str
 	return r;
 }
 
+/* Without unprivileged callers, user-mode-only has nothing to restrict. */
 const char *policy_name(const struct policy *p)
 {
-	if (!p->unprivileged_userfaultfd)
-		return "deny";
-	return p->unprivileged_userfaultfd_user_mode_only ? "user-mode-only" : "allow";
+	int unpriv = p->unprivileged_userfaultfd != 0;
+	int umo = unpriv && p->unprivileged_userfaultfd_user_mode_only;
+
+	for (size_t i = 0; i < POLICY_N_PRESETS; i++)
+		if (policy_presets[i].unprivileged_userfaultfd == unpriv &&
+		    policy_presets[i].unprivileged_userfaultfd_user_mode_only == umo)
+			return policy_presets[i].name;
+	return "?";
 }
 
 int policy_format(const struct policy *p, char *buf, size_t size)
 {
-	return snprintf(buf, size,
-			"unprivileged_userfaultfd=%d unprivileged_userfaultfd_user_mode_only=%d "
-			"cover_device=%d privileged=%s",
-			p->unprivileged_userfaultfd, p->unprivileged_userfaultfd_user_mode_only,
-			p->cover_device ? 1 : 0,
-			p->privilege == POLICY_PRIV_NOBODY ? "nobody" : "cap_sys_ptrace");
+	size_t used = 0;
+
+	for (size_t i = 0; i < POLICY_N_KNOBS; i++)
+		used += (size_t)snprintf(buf + (used < size ? used : size), used < size ? size - used : 0,
+					 "%s=%d ", policy_knobs[i].name,
+					 policy_knob_get(p, &policy_knobs[i]) ? 1 : 0);
+	return (int)used + snprintf(buf + (used < size ? used : size), used < size ? size - used : 0,
+				    "privileged=%s",
+				    p->privilege == POLICY_PRIV_NOBODY ? "nobody" : "cap_sys_ptrace");
 }
 
 const char *verdict_name(enum verdict v)

@@ -27,8 +27,6 @@
 #include "libuffd.h"
 #include "probe.h"
 
-#define CAP_SETUID_NR 7
-#define CAP_SYS_PTRACE_NR 19
 #define PAYLOAD 64
 
 /* Shared between a child and the parent. */
@@ -105,7 +103,7 @@ const char *stall_outcome_name(enum stall_outcome outcome)
 
 bool probe_can_switch_identity(void)
 {
-	return geteuid() == 0 && identity_has_cap(CAP_SETUID_NR);
+	return geteuid() == 0 && identity_has_cap(CAP_SETUID);
 }
 
 /* ---- in the child ---------------------------------------------------- */
@@ -324,7 +322,7 @@ static void child_main(struct probe_slot *slot, enum probe_who who, uid_t uid,
 	if (getppid() != parent)
 		_exit(1);
 	id->uid = getuid();
-	id->has_ptrace = identity_has_cap(CAP_SYS_PTRACE_NR);
+	id->has_ptrace = identity_has_cap(CAP_SYS_PTRACE);
 
 	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	id->fuse_open = fd < 0 ? -errno : 0;

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -120,6 +121,24 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
+/* The guarded files are global: suites of other checkouts on this machine
+ * change them too, and restore them after each of their cases.  One
+ * program with guards at a time, machine-wide: the lock is held from the
+ * first save to the exit. */
+#define GUARD_LOCK "/run/lock/uffdguard-tests.lock"
+
+static const char *guards_lock(void)
+{
+	int fd = open(GUARD_LOCK, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return strerror(errno);
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return strerror(errno);
+	return NULL; /* fd stays open: the lock goes with the process */
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -217,12 +236,16 @@ int main(int argc, char **argv)
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	const char *unlocked = n_guards ? guards_lock() : NULL;
 	guards_save();
 
 	for (int i = 0; i < n_cases; i++)
 		if (!only || !strcmp(only, cases[i].name))
 			planned++;
 	printf("TAP version 13\n1..%d\n", planned);
+	if (unlocked)
+		printf("# no lock on %s (%s): another suite may change the guarded files "
+		       "meanwhile\n", GUARD_LOCK, unlocked);
 	int num = 0;
 	for (int i = 0; i < n_cases; i++) {
 		if (only && strcmp(only, cases[i].name))

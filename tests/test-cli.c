@@ -53,3 +53,60 @@ TEST(subcommand_unknown_option_is_a_usage_error)
 	ASSERT_EQ(o->status, 0);
 	ASSERT_TRUE(strstr(o->out, "Usage: uffdguard status"));
 }
+
+/* Every verb has the same shape: --policy at most once and --set any
+ * number of times (run and profile), one wording for a missing argument,
+ * "uffdguard VERB: " before every message, and its exit codes in --help. */
+TEST(policy_given_twice_is_a_usage_error_in_every_verb)
+{
+	static const char *const verbs[][3] = { { "run", "--", "true" }, { "profile", NULL, NULL } };
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		struct cli_result *o = RUN(verbs[i][0], "--policy", "deny", "-p", "allow", verbs[i][1],
+					   verbs[i][2]);
+		ASSERT_EQ(o->status, 2);
+		ASSERT_TRUE(strstr(o->err, "--policy given twice ('deny', then 'allow')"));
+		ASSERT_TRUE(!strncmp(o->err, "uffdguard ", 10) &&
+			    !strncmp(o->err + 10, verbs[i][0], strlen(verbs[i][0])));
+		ASSERT_EQ(o->out[0], '\0');
+		/* --set repeats, in order: the last one stands. */
+		o = RUN(verbs[i][0], "-s", "cover_device=0", "--set", "cover_device=1", "-s",
+			"unprivileged_userfaultfd=0", verbs[i][1], verbs[i][2]);
+		ASSERT_EQ(o->status, 0);
+	}
+}
+
+TEST(missing_arguments_read_the_same_in_every_verb)
+{
+	static const char *const cases[][3] = {
+		{ "run", "--policy", "--policy" },   { "run", "-m", "-m" },
+		{ "profile", "--set", "--set" },     { "profile", "-o", "-o" },
+		{ "status", "--hold", "--hold" },    { "sysctl", "apply", "--assume-kernel" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char want[128];
+		struct cli_result *o = RUN(cases[i][0], cases[i][1],
+					   strcmp(cases[i][1], cases[i][2]) ? cases[i][2] : NULL);
+		snprintf(want, sizeof(want), "uffdguard %s: option '%s' needs an argument\n\nUsage: ",
+			 cases[i][0], cases[i][2]);
+		ASSERT_EQ(o->status, 2);
+		if (strncmp(o->err, want, strlen(want)))
+			FAIL("%s %s: stderr is \"%s\", want it to start \"%s\"", cases[i][0],
+			     cases[i][1], o->err, want);
+	}
+}
+
+TEST(every_verb_lists_its_exit_codes_in_its_help)
+{
+	static const char *const verbs[] = { "status", "run", "sysctl", "profile" };
+
+	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+		struct cli_result *o = RUN(verbs[i], "--help");
+		ASSERT_EQ(o->status, 0);
+		const char *e = strstr(o->out, "\nExit status: ");
+		ASSERT_TRUE(e != NULL);
+		ASSERT_TRUE(strstr(e, " 2 usage error"));
+		ASSERT_EQ(o->out[strlen(o->out) - 2], '.');
+	}
+}

@@ -21,7 +21,7 @@
 
 #define X32_BIT 0x40000000
 
-static void compile(const struct policy *p, enum marker_mode mode, struct bpf_prog *out)
+static void compile(const struct policy *p, enum enforcer mode, struct bpf_prog *out)
 {
 	char err[256];
 	scmp_filter_ctx ctx;
@@ -64,10 +64,10 @@ static size_t flag_values(uint64_t *v)
 	return n;
 }
 
-static uint32_t expected(const struct policy *p, enum marker_mode mode, enum call_path path,
+static uint32_t expected(const struct policy *p, enum enforcer mode, enum call_path path,
 			 uint64_t flags)
 {
-	if (mode == MARKER_MODE_SUPERVISE)
+	if (mode == ENFORCER_SUPERVISOR)
 		return SECCOMP_RET_USER_NOTIF;
 	struct call c = { path, flags };
 	if (filter_is_marker(&c))
@@ -90,7 +90,7 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 					    .unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1,
 					    .cover_device = bits >> 2 & 1,
 					    .privilege = POLICY_PRIV_NOBODY };
-			compile(&p, (enum marker_mode)mode, &prog);
+			compile(&p, (enum enforcer)mode, &prog);
 			for (size_t a = 0; a < sizeof(abis) / sizeof(abis[0]); a++) {
 				bool compat = abis[a].arch == AUDIT_ARCH_I386;
 				for (size_t i = 0; i < n_flags; i++) {
@@ -100,7 +100,7 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 								  .arch = abis[a].arch,
 								  .args = { f, 0x1234, 0 } };
 					uint32_t got = bpf_run(&prog, &d),
-						 want = expected(&p, (enum marker_mode)mode,
+						 want = expected(&p, (enum enforcer)mode,
 								 CALL_SYSCALL, f);
 					if (got != want)
 						FAIL("mode %d knobs %d: %s userfaultfd(0x%llx): 0x%x, want 0x%x",
@@ -113,9 +113,9 @@ TEST_TIMEOUT(filter_agrees_with_policy_decide_on_every_abi, 120)
 									   .arch = abis[a].arch,
 									   .args = { 3, cmds[k], f } };
 						got = bpf_run(&prog, &d);
-						want = expected(&p, (enum marker_mode)mode,
+						want = expected(&p, (enum enforcer)mode,
 								CALL_DEVICE_IOCTL, f);
-						if (mode == MARKER_MODE_FILTER && !p.cover_device)
+						if (mode == ENFORCER_FILTER && !p.cover_device)
 							want = SECCOMP_RET_ALLOW;
 						if (got != want)
 							FAIL("mode %d knobs %d: %s ioctl(0x%llx, 0x%llx): 0x%x, want 0x%x",
@@ -161,7 +161,7 @@ TEST(supervise_refuses_a_second_listener_on_every_abi)
 	struct policy p = POLICY_DEFAULT;
 
 	for (int mode = 0; mode < 2; mode++) {
-		compile(&p, (enum marker_mode)mode, &prog);
+		compile(&p, (enum enforcer)mode, &prog);
 		for (size_t a = 0; a < sizeof(abis) / sizeof(abis[0]); a++) {
 			bool compat = abis[a].arch == AUDIT_ARCH_I386;
 			for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -172,7 +172,7 @@ TEST(supervise_refuses_a_second_listener_on_every_abi)
 							  .arch = abis[a].arch,
 							  .args = { op, flags, 0x1000 } };
 				uint32_t got = bpf_run(&prog, &d),
-					 want = mode == MARKER_MODE_SUPERVISE && cases[i].refused
+					 want = mode == ENFORCER_SUPERVISOR && cases[i].refused
 							? SECCOMP_RET_ERRNO | EBUSY
 							: SECCOMP_RET_ALLOW;
 				if (got != want)
@@ -190,6 +190,6 @@ TEST(filter_fits_the_kernel_limit)
 	static struct bpf_prog prog;
 	struct policy deny = { .unprivileged_userfaultfd = 0, .cover_device = true,
 			       .privilege = POLICY_PRIV_NOBODY };
-	compile(&deny, MARKER_MODE_FILTER, &prog);
+	compile(&deny, ENFORCER_FILTER, &prog);
 	ASSERT_LT(prog.len, 1024);
 }

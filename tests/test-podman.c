@@ -18,7 +18,7 @@
 #include "harness.h"
 #include "util.h"
 
-HARNESS_GUARD_FILE(sysctl, "/proc/sys/vm/unprivileged_userfaultfd")
+HARNESS_GUARD_FILE(sysctl, SYSCTL_PATH)
 
 #define BASE "/usr/share/containers/seccomp.json"
 

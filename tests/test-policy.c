@@ -228,7 +228,7 @@ TEST(marker_round_trips_and_is_unknown_to_the_kernel)
 		struct policy q = { .unprivileged_userfaultfd = bits & 1,
 				    .unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1,
 				    .cover_device = bits >> 2 & 1 }, back;
-		enum marker_mode m = (enum marker_mode)(bits >> 3), mback;
+		enum enforcer m = (enum enforcer)(bits >> 3), mback;
 		int e = marker_errno(m, &q);
 		ASSERT_TRUE(e > 133 && e < 4096); /* beyond libc's errnos, within MAX_ERRNO */
 		ASSERT_TRUE(marker_decode(e, &mback, &back));
@@ -237,11 +237,39 @@ TEST(marker_round_trips_and_is_unknown_to_the_kernel)
 		ASSERT_EQ(back.unprivileged_userfaultfd_user_mode_only,
 			  q.unprivileged_userfaultfd_user_mode_only);
 		ASSERT_EQ(back.cover_device, q.cover_device);
-		ASSERT_EQ(back.privilege, m == MARKER_MODE_FILTER ? POLICY_PRIV_NOBODY
+		ASSERT_EQ(back.privilege, m == ENFORCER_FILTER ? POLICY_PRIV_NOBODY
 								  : POLICY_PRIV_CAP_SYS_PTRACE);
 	}
-	enum marker_mode m;
+	enum enforcer m;
 	ASSERT_TRUE(!marker_decode(EPERM, &m, &p) && !marker_decode(EINVAL, &m, &p));
+}
+
+/* The enforcer has two bits: a value this build does not know (a newer
+ * enforcer's) is no marker, and no two (enforcer, policy) pairs share an
+ * errno. */
+TEST(marker_has_room_for_more_enforcers)
+{
+	bool seen[1 << (POLICY_N_KNOBS + MARKER_ENFORCER_BITS)] = { false };
+	struct policy p;
+	enum enforcer e;
+
+	for (int bits = 0; bits < 1 << POLICY_N_KNOBS; bits++) {
+		struct policy q = { .unprivileged_userfaultfd = bits & 1,
+				    .unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1,
+				    .cover_device = bits >> 2 & 1 };
+		for (int m = 0; m < ENFORCER_N; m++) {
+			int v = marker_errno((enum enforcer)m, &q) - UFFDGUARD_MARKER_ERRNO_BASE;
+			ASSERT_TRUE(v >= 0 && v < (int)(sizeof(seen) / sizeof(seen[0])));
+			ASSERT_TRUE(!seen[v]);
+			seen[v] = true;
+		}
+		for (int m = ENFORCER_N; m < 1 << MARKER_ENFORCER_BITS; m++)
+			ASSERT_TRUE(!marker_decode(UFFDGUARD_MARKER_ERRNO_BASE + (m << POLICY_N_KNOBS | bits),
+						   &e, &p));
+	}
+	ASSERT_TRUE(ENFORCER_N < 1 << MARKER_ENFORCER_BITS); /* room for one more at least */
+	ASSERT_TRUE(!marker_decode(UFFDGUARD_MARKER_ERRNO_BASE + (1 << (POLICY_N_KNOBS + MARKER_ENFORCER_BITS)),
+				   &e, &p));
 }
 
 /* --policy P --set K=V: the preset, then the knobs on top of it. */

@@ -754,7 +754,7 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	CLI(WHO_ROOT, &r, "profile", "-o", link);
 	ASSERT_EQ(r.status, 1);
 	snprintf(want, sizeof(want),
-		 "uffdguard: %s is a symbolic link (to %s); uffdguard replaces regular files"
+		 "uffdguard profile: %s is a symbolic link (to %s); uffdguard replaces regular files"
 		 " only: remove it or write elsewhere\n", link, target);
 	ASSERT_STREQ(r.err, want);
 	ASSERT_STREQ(r.out, "");

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define SYSCTL_PATH "/proc/sys/vm/unprivileged_userfaultfd"
+#include "sysctl.h" /* SYSCTL_PATH */
 
 /* Who runs a function in run_as(). */
 enum who {

@@ -82,3 +82,8 @@ bool identity_has_cap(int cap)
 	cap_free(caps);
 	return v == CAP_SET;
 }
+
+bool identity_privileged(uint64_t cap_eff, ino_t user_ns_ino)
+{
+	return (cap_eff >> CAP_SYS_PTRACE & 1) && user_ns_ino == IDENTITY_INIT_USER_NS_INO;
+}

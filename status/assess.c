@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The conclusion of `uffdguard status`, with its reasons. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "assess.h"
+#include "sysctl.h"
+
+/* Whether the attempt was made and created a descriptor. */
+static bool created(const struct probe_identity *u, enum probe_way way)
+{
+	return u->attempts[way].tried && u->attempts[way].result == 0;
+}
+
+/* A flag-less attempt that failed before any permission check (out of
+ * descriptors or memory, interrupted, cut off by the deadline) proves
+ * nothing either way.  An errno a seccomp filter gives every userfaultfd
+ * call (the marker call got it too) is that filter's refusal. */
+static bool inconclusive(const struct status_facts *f, const struct probe_identity *u,
+			 enum probe_way way)
+{
+	const struct probe_attempt *a = &u->attempts[way];
+	int e = -a->result;
+
+	if (!a->tried)
+		return true;
+	if (way == PROBE_SYSCALL && !f->marker_ours && e == f->marker_err)
+		return false;
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN || e == EINTR;
+}
+
+static void conclude(const struct status_facts *f, struct assessment *a)
+{
+	const struct probe_identity *u = status_unprivileged(f);
+	char held[256] = "";
+	size_t used = 0;
+
+	a->complete = true;
+	if (!f->has_userfaultfd) {
+		a->exposure = EXPOSURE_UNAVAILABLE;
+		status_list_add(
+			&a->reasons,
+			"this kernel has no userfaultfd (no %s, userfaultfd(2) fails with ENOSYS)",
+			SYSCTL_PATH);
+		return;
+	}
+	if (f->marker_ours) {
+		char desc[256];
+		policy_format(&f->marker_policy, desc, sizeof(desc));
+		status_list_add(&a->reasons,
+				"uffdguard %s enforces policy %s on this process tree (%s)",
+				enforcer_info(f->marker_enforcer)->noun,
+				policy_name(&f->marker_policy), desc);
+	}
+	if (!u) {
+		/* Nothing was tried as an unprivileged process: no evidence
+		 * either way, so no "protected". */
+		a->complete = false;
+		a->exposure = EXPOSURE_UNKNOWN;
+		status_list_add(
+			&a->not_checked, "no unprivileged probe could run: %s",
+			f->probe.who[PROBE_SELF].ran ? "the caller cannot switch to another uid, "
+						       "and has CAP_SYS_PTRACE itself"
+			: f->probe.who[PROBE_UNPRIV].why_not[0] ? f->probe.who[PROBE_UNPRIV].why_not
+								: f->probe.who[PROBE_SELF].why_not);
+		status_list_add(&a->reasons,
+				"not determined: no process without privileges could be tried");
+		return;
+	}
+
+	int n_held = 0;
+	double least = 0;
+	bool cut = false; /* a hold was cut short by the deadline */
+	for (int p = 0; p < STALL_N_POINTS; p++) {
+		if (!u->stall[p].delivered)
+			continue;
+		if (!n_held || u->stall[p].held_ms < least)
+			least = u->stall[p].held_ms;
+		cut |= u->stall[p].outcome == STALL_TIMEOUT;
+		n_held++;
+		used += (size_t)snprintf(held + used, used < sizeof(held) ? sizeof(held) - used : 0,
+					 "%s%s", n_held > 1 ? ", " : "",
+					 stall_point_name((enum stall_point)p));
+	}
+	bool flagless = created(u, PROBE_SYSCALL) || created(u, PROBE_DEVICE);
+	/* The device ignores the sysctl: whoever else can open it (a group,
+	 * an ACL entry, a non-root owner) can hold the kernel, unless the
+	 * uffdguard policy in force refuses its flag-less ioctl. */
+	struct call dev_call = { .path = CALL_DEVICE_IOCTL, .flags = 0 };
+	bool device_covered = f->marker_ours &&
+			      policy_decide(&f->marker_policy, false, &dev_call) == VERDICT_EPERM;
+	bool device_open_to_others = f->device_is_uffd && f->device_access.n && !device_covered &&
+				     !created(u, PROBE_DEVICE);
+	if (n_held) {
+		a->exposure = EXPOSURE_EXPOSED;
+		status_list_add(
+			&a->reasons,
+			"a process as uid %u without capabilities held the kernel inside %s "
+			"for %s %.0f ms, with a descriptor from %s",
+			(unsigned)u->uid, held, cut ? "at least" : "the whole hold,", least,
+			probe_way_name((enum probe_way)u->stall_way));
+	} else if (flagless) {
+		/* The stall probe could not show it, but the descriptor says it. */
+		a->exposure = EXPOSURE_EXPOSED;
+		status_list_add(
+			&a->reasons,
+			"a process as uid %u without capabilities created a descriptor that "
+			"handles kernel-mode faults (%s)",
+			(unsigned)u->uid,
+			u->attempts[PROBE_SYSCALL].result == 0 ? "userfaultfd(2) without the flag"
+							       : "the device without the flag");
+	} else if (device_open_to_others) {
+		a->exposure = EXPOSURE_EXPOSED;
+		status_list_add(&a->reasons,
+				"%s can open %s, which handles kernel-mode faults whatever %s "
+				"says",
+				f->device_access.item[0], f->device, SYSCTL_NAME);
+	} else if (inconclusive(f, u, PROBE_SYSCALL)) {
+		a->exposure = EXPOSURE_UNKNOWN;
+		status_list_add(&a->reasons,
+				"not determined: the flag-less userfaultfd(2) attempt failed "
+				"for a reason that is no refusal");
+	} else {
+		a->exposure = EXPOSURE_PROTECTED;
+	}
+	static const enum probe_way flagless_ways[] = { PROBE_SYSCALL, PROBE_DEVICE };
+	for (size_t i = 0; i < 2; i++) {
+		enum probe_way w = flagless_ways[i];
+		if (created(u, w) || !inconclusive(f, u, w))
+			continue;
+		a->complete = false;
+		status_list_add(&a->not_checked, "the %s attempt %s%s, which is no refusal",
+				probe_way_name(w),
+				u->attempts[w].tried ? "failed with " : "was not made",
+				u->attempts[w].tried ? status_errname(u->attempts[w].result) : "");
+	}
+	if (created(u, PROBE_SYSCALL))
+		status_list_add(&a->reasons,
+				"userfaultfd(2) without UFFD_USER_MODE_ONLY is allowed to "
+				"unprivileged processes (%s = %d: %s)",
+				SYSCTL_NAME, f->sysctl,
+				sysctl_meaning(f->sysctl, f->new_semantics));
+	else
+		status_list_add(&a->reasons,
+				"userfaultfd(2) without UFFD_USER_MODE_ONLY is refused to "
+				"unprivileged processes (%s)",
+				status_errname(u->attempts[PROBE_SYSCALL].result));
+	if (created(u, PROBE_DEVICE))
+		status_list_add(&a->reasons, "%s is open to unprivileged processes and ignores %s",
+				f->device, SYSCTL_NAME);
+	else
+		status_list_add(&a->reasons, "%s is not usable by unprivileged processes (%s)",
+				f->device, status_errname(u->attempts[PROBE_DEVICE].result));
+	if (!n_held && u->stall_run) {
+		bool all_refused = true;
+		for (int p = 0; p < STALL_N_POINTS; p++)
+			all_refused &= u->stall[p].outcome == STALL_REFUSED;
+		if (all_refused)
+			status_list_add(&a->reasons,
+					"with the best descriptor it could get (%s) every stall "
+					"point failed at once with EFAULT",
+					probe_way_name((enum probe_way)u->stall_way));
+	}
+	if (u->timed_out) {
+		a->complete = false;
+		status_list_add(&a->not_checked, "the probe was stopped at its deadline (%d ms)",
+				f->probe.timeout_ms);
+	}
+	if (u == &f->probe.who[PROBE_SELF]) {
+		a->complete = false;
+		status_list_add(&a->not_checked,
+				"not root: the probe ran as the caller (uid %u), not as an unused "
+				"uid; identities with other groups or ACL entries were not tried",
+				(unsigned)f->uid);
+		status_list_add(&a->not_checked, "not root: the CAP_SYS_PTRACE probe was skipped");
+	}
+	for (int i = 0; i < f->device_access.n; i++)
+		if (!created(u, PROBE_DEVICE))
+			status_list_add(&a->warnings, "%s can open %s, which ignores %s%s",
+					f->device_access.item[i], f->device, SYSCTL_NAME,
+					device_covered
+						? " (the uffdguard policy in force covers it here)"
+						: ": they can hold the kernel");
+	if (u->fuse_open == 0 || f->fusermount.n)
+		status_list_add(&a->warnings,
+				"unprivileged FUSE is possible (%s): a FUSE server can also stall "
+				"the kernel, which no userfaultfd policy closes",
+				u->fuse_open == 0 ? "/dev/fuse is open to it"
+						  : f->fusermount.item[0]);
+}
+
+int status_assess(const struct status_facts *f, struct assessment *a)
+{
+	*a = (struct assessment){ 0 };
+	conclude(f, a);
+	return a->reasons.failed || a->not_checked.failed || a->warnings.failed ? -ENOMEM : 0;
+}
+
+void assessment_fini(struct assessment *a)
+{
+	status_list_free(&a->reasons);
+	status_list_free(&a->not_checked);
+	status_list_free(&a->warnings);
+}
+
+const char *exposure_name(enum exposure e)
+{
+	static const char *const names[EXPOSURE_N] = {
+		[EXPOSURE_PROTECTED] = "protected",
+		[EXPOSURE_EXPOSED] = "exposed",
+		[EXPOSURE_UNAVAILABLE] = "unavailable",
+		[EXPOSURE_UNKNOWN] = "unknown",
+	};
+	return (unsigned)e < EXPOSURE_N ? names[e] : "?";
+}

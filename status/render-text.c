@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* `uffdguard status` as a table for people. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "render.h"
+#include "sysctl.h"
+
+static void mode_string(mode_t m, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+	out[0] = S_ISCHR(m) ? 'c' : S_ISBLK(m) ? 'b' : S_ISDIR(m) ? 'd' : S_ISREG(m) ? '-' : '?';
+	for (int i = 0; i < 9; i++)
+		out[i + 1] = m & (1u << (8 - i)) ? rwx[i] : '-';
+	out[10] = '\0';
+}
+
+static void write_list(FILE *out, const char *title, const struct status_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		fprintf(out, "  %s %s\n", title, l->item[i]);
+}
+
+static void write_stall(FILE *out, const struct stall_result *r)
+{
+	switch (r->outcome) {
+	case STALL_HELD:
+		fprintf(out, "held %.0f ms (unbounded)\n", r->held_ms);
+		break;
+	case STALL_REFUSED:
+		fprintf(out, "refused with EFAULT in %.0f µs\n", r->took_us);
+		break;
+	case STALL_TIMEOUT:
+		fprintf(out, "%s at the deadline after %.0f ms\n",
+			r->delivered ? "still held" : "still running", r->held_ms);
+		break;
+	case STALL_ERROR:
+		fprintf(out, "failed with %s in %.0f µs, no fault delivered\n",
+			status_errname(r->err), r->took_us);
+		break;
+	default:
+		fprintf(out, "not run\n");
+	}
+}
+
+static void write_text(FILE *out, const struct status_facts *f, const struct assessment *a,
+		       int exit_code)
+{
+	char buf[1024], mode[11];
+
+	fprintf(out, "kernel          Linux %s\n", f->release);
+	if (f->flag_result == -ENOSYS)
+		fprintf(out, "userfaultfd(2)  %s: %s\n", f->has_userfaultfd ? "blocked" : "absent",
+			f->flag_why);
+	else if (f->flag_result == -EINVAL)
+		fprintf(out,
+			"userfaultfd(2)  present; UFFD_USER_MODE_ONLY not supported (EINVAL)\n");
+	else if (f->flag_result < 0)
+		fprintf(out, "userfaultfd(2)  present; UFFD_USER_MODE_ONLY not checked: %s\n",
+			f->flag_why);
+	else
+		fprintf(out, "userfaultfd(2)  present; UFFD_USER_MODE_ONLY supported\n");
+	if (f->api_result == 0) {
+		libuffd_format_features(f->api.features, " ", buf, sizeof(buf));
+		fprintf(out, "features        %s\n", buf);
+		libuffd_format_ioctls(f->api.ioctls, " ", buf, sizeof(buf));
+		fprintf(out, "ioctls          %s\n", buf);
+	}
+	if (f->sysctl >= 0)
+		fprintf(out, "sysctl          %s = %d (%s): %s\n", SYSCTL_NAME, f->sysctl,
+			sysctl_policy_name(f->sysctl, f->new_semantics),
+			sysctl_meaning(f->sysctl, f->new_semantics));
+	else
+		fprintf(out, "sysctl          %s: %s\n", SYSCTL_NAME, strerror(-f->sysctl));
+
+	if (f->device_stat < 0) {
+		fprintf(out, "device          %s: %s\n", f->device, strerror(-f->device_stat));
+	} else {
+		mode_string(f->device_st.st_mode, mode);
+		fprintf(out, "device          %s%s: %s %s:%s%s%s\n", f->device,
+			f->device_testing ? " (--device)" : "", mode,
+			status_user_name(f->device_st.st_uid),
+			status_group_name(f->device_st.st_gid), f->n_acl ? " +ACL" : "",
+			f->device_is_uffd ? "" : " (not the userfaultfd device)");
+		if (!f->device_access.n)
+			fprintf(out, "                only root can open it\n");
+		for (int i = 0; i < f->device_access.n; i++)
+			fprintf(out, "                %s can open it%s\n", f->device_access.item[i],
+				i == f->device_access.n - 1 ? ", bypassing the sysctl" : "");
+	}
+
+	static const char *const seccomp_modes[] = { "disabled", "strict", "filter" };
+	fprintf(out, "process         uid %u; seccomp %s, %ld filter%s; ", (unsigned)f->uid,
+		f->seccomp >= 0 && f->seccomp <= 2 ? seccomp_modes[f->seccomp] : "unknown",
+		f->seccomp_filters, f->seccomp_filters == 1 ? "" : "s");
+	if (f->marker_ours)
+		fprintf(out, "uffdguard %s in force, policy %s\n",
+			enforcer_info(f->marker_enforcer)->noun, policy_name(&f->marker_policy));
+	else if (f->marker_err == EINVAL)
+		fprintf(out, "no uffdguard policy in force\n");
+	else
+		fprintf(out, "no uffdguard policy; a seccomp filter answers userfaultfd with %s\n",
+			status_errname(f->marker_err));
+
+	const struct probe_report *pr = &f->probe;
+	/* One row a way, one column an identity that ran. */
+	fprintf(out, "\nlive probe (forked children)\n");
+	for (int row = -1; row < PROBE_N_WAYS; row++) {
+		int used = snprintf(buf, sizeof(buf), "  %-24s",
+				    row < 0 ? "" : probe_way_name((enum probe_way)row));
+		for (int w = 0; w < PROBE_N_WHO; w++) {
+			char cell[64];
+			if (!pr->who[w].ran)
+				continue;
+			if (row < 0)
+				snprintf(cell, sizeof(cell), "uid %u%s", (unsigned)pr->who[w].uid,
+					 w == PROBE_PTRACE ? " +CAP_SYS_PTRACE"
+					 : w == PROBE_SELF ? " (caller)"
+							   : "");
+			else
+				snprintf(cell, sizeof(cell), "%s",
+					 status_errname(pr->who[w].attempts[row].result));
+			used += snprintf(buf + used, sizeof(buf) - (size_t)used, "%-26s", cell);
+		}
+		while (used > 0 && buf[used - 1] == ' ')
+			buf[--used] = '\0';
+		fprintf(out, "%s\n", buf);
+	}
+	for (int w = 0; w < PROBE_N_WHO && !pr->who[PROBE_SELF].ran; w++)
+		if (!pr->who[w].ran && w != PROBE_SELF)
+			fprintf(out, "  %s probe not run: %s\n", probe_who_name((enum probe_who)w),
+				pr->who[w].why_not);
+
+	const struct probe_identity *u = status_unprivileged(f);
+	if (u && u->stall_run) {
+		fprintf(out, "\nstall probe (uid %u, descriptor %s, hold %d ms)\n",
+			(unsigned)u->uid, probe_way_name((enum probe_way)u->stall_way),
+			pr->hold_ms);
+		for (int p = 0; p < STALL_N_POINTS; p++) {
+			fprintf(out, "  %-24s", stall_point_label((enum stall_point)p));
+			write_stall(out, &u->stall[p]);
+		}
+	} else if (u) {
+		fprintf(out, "\nstall probe not run: %s\n", u->stall_why_not);
+	}
+
+	fprintf(out, "\nnot closed by userfaultfd policy\n  FUSE          ");
+	if (f->fuse_stat < 0) {
+		fprintf(out, "/dev/fuse: %s", strerror(-f->fuse_stat));
+	} else {
+		mode_string(f->fuse_st.st_mode, mode);
+		fprintf(out, "/dev/fuse %s %s:%s", mode, status_user_name(f->fuse_st.st_uid),
+			status_group_name(f->fuse_st.st_gid));
+		if (u)
+			fprintf(out, ", unprivileged open: %s", status_errname(u->fuse_open));
+	}
+	fprintf(out, "; setuid fusermount: %s\n", f->fusermount.n ? f->fusermount.item[0] : "none");
+
+	fprintf(out, "\nverdict: %s (exit %d)\n", exposure_name(a->exposure), exit_code);
+	write_list(out, "-", &a->reasons);
+	write_list(out, "! warning:", &a->warnings);
+	write_list(out, "? not checked:", &a->not_checked);
+}
+
+char *status_render_text(const struct status_facts *f, const struct assessment *a, int exit_code)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *out = open_memstream(&text, &len);
+
+	if (!out)
+		return NULL;
+	write_text(out, f, a, exit_code);
+	if (ferror(out) | fclose(out)) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
