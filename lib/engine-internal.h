@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Shared between engine.c (core, handler threads) and engine-sigbus.c. */
+/* Shared by the engine's files: engine.c (its life), engine-threads.c and
+ * engine-sigbus.c (the modes), engine-fault.c (the fault path). */
 #ifndef LIBUFFD_ENGINE_INTERNAL_H
 #define LIBUFFD_ENGINE_INTERNAL_H
 
@@ -7,6 +8,8 @@
 
 #include "libuffd-engine.h"
 #include "internal.h"
+
+#include <limits.h>
 
 #define ENGINE_STREAMS 8
 #define ENGINE_AHEAD 16
@@ -62,6 +65,38 @@ struct libuffd_engine {
 
 #define ENGINE_COUNT(e, field, n) __atomic_fetch_add(&(e)->c.field, (n), __ATOMIC_RELAXED)
 
+#define BITS_PER_WORD (sizeof(unsigned long) * CHAR_BIT)
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static inline size_t min_sz(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- engine-fault.c: the fault path, async-signal-safe ---------------- */
+
+struct window {
+	size_t n;               /* pages to resolve now, from the fault */
+	size_t ahead_p, ahead_n; /* read-ahead to queue (ahead_n 0: none) */
+};
+
+/* Fault messages read while resolving, for handler threads to serve. */
+struct pending {
+	struct libuffd_event *ev;
+	unsigned int n, cap;
+};
+
+/* The window to resolve for a fault at page p, and read-ahead to queue. */
+void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w);
+
+/* Queue w's read-ahead for the engine's threads; kick: wake one. */
+void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr, int kick);
+
+/* Resolve pages [p, p + n) at base; see engine-fault.c. */
+int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
+		   struct pending *pd, size_t *covered);
+
 /* Resolve the fault at region page p (write: the access is a write);
  * async-signal-safe.  Returns 0 when page p is present afterwards, else a
  * negative errno (-ENOENT, -ESRCH: the page is no longer registered or
@@ -78,7 +113,12 @@ int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
  * async-signal-safe. */
 void engine_wait_event_readers(struct libuffd_engine *e);
 
-/* engine-sigbus.c: the in-thread mode. */
+/* ---- engine-threads.c: the engine's threads --------------------------- */
+
+int engine_threads_start(struct libuffd_engine *e, unsigned int n);
+void engine_threads_stop(struct libuffd_engine *e);
+
+/* ---- engine-sigbus.c: the in-thread mode ------------------------------- */
 int engine_sigbus_attach(struct libuffd_engine *e);
 void engine_sigbus_detach(struct libuffd_engine *e);
 

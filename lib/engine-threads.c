@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The engine's threads: they poll the descriptor, read fault messages in
+ * batches and resolve them, read the address-space events, and copy the
+ * queued read-ahead.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine-internal.h"
+
+#define PENDING 1024      /* fault messages a handler thread can hold */
+#define AHEAD_CHUNK 16 /* pages a read-ahead copy at a time */
+#define THREAD_STACK (256u << 10)
+
+/* ---- Handler threads ------------------------------------------------------ */
+
+static int cmp_fault(const void *a, const void *b)
+{
+	uint64_t x = ((const struct libuffd_event *)a)->pagefault.address;
+	uint64_t y = ((const struct libuffd_event *)b)->pagefault.address;
+	return x < y ? -1 : x > y;
+}
+
+/* Resolve a batch of fault messages, sorted so that duplicates and
+ * faults inside an earlier prefetch window fold into one resolution. */
+static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsigned int n,
+			struct pending *more)
+{
+	uintptr_t covered_end = 0;
+
+	qsort(ev, n, sizeof(ev[0]), cmp_fault);
+	for (unsigned int k = 0; k < n; k++) {
+		/* Another thread may have read a remap that it has not applied
+		 * yet: the kernel no longer holds resolutions back for it. */
+		engine_wait_event_readers(e);
+		uintptr_t base = LOAD(&e->base);
+		uintptr_t a = ev[k].pagefault.address & ~(uintptr_t)(e->page - 1);
+		int write = !!(ev[k].pagefault.flags & LIBUFFD_FAULT_WRITE);
+		if (a < covered_end) {
+			ENGINE_COUNT(e, folded, 1);
+			continue;
+		}
+		size_t covered = 0;
+		if (a - base >= e->len) {
+			/* Not where we serve (a part moved by mremap): zero,
+			 * so that nobody waits forever. */
+			libuffd_zeropage(e->uffd, (void *)a, e->page, 0, NULL);
+			libuffd_wake(e->uffd, (void *)a, e->page);
+			covered_end = a + e->page;
+			continue;
+		}
+		size_t p = (a - base) >> e->shift;
+		struct window w;
+		engine_prefetch_window(e, p, &w);
+		/* An idle handler thread takes the read-ahead at once; with one
+		 * thread, this one reads ahead after the batch. */
+		engine_queue_ahead(e, &w, write, e->nthreads_wanted > 1);
+		int r = engine_resolve(e, base, p, min_sz(w.n, e->npages - p), write, more, &covered);
+		if (r < 0) {
+			/* The source failed: the access gets SIGBUS, as in the
+			 * in-thread mode (or faults again where poison is missing). */
+			if (libuffd_poison(e->uffd, (void *)a, e->page, 0, NULL) < 0)
+				libuffd_wake(e->uffd, (void *)a, e->page);
+		} else
+			ENGINE_COUNT(e, faults, 1);
+		covered_end = a + ((covered ? covered : 1) << e->shift);
+	}
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Resolve the queued read-ahead; faults read meanwhile go to pd.
+ * Returns whether there was any. */
+static int read_ahead(struct libuffd_engine *e, struct pending *pd)
+{
+	int any = 0;
+
+	for (int i = 0; i < ENGINE_AHEAD; i++) {
+		/* A plain load first: most slots are empty, and an exchange
+		 * would take each cache line exclusive for nothing. */
+		if (!LOAD(&e->ahead[i]))
+			continue;
+		uint64_t v = __atomic_exchange_n(&e->ahead[i], 0, __ATOMIC_ACQ_REL);
+		if (!v)
+			continue;
+		size_t p = (size_t)(v >> 9) - 1, covered;
+		if (p >= e->npages)
+			continue;
+		size_t end = p + min_sz((size_t)1 << (v & 0xff), e->npages - p);
+		/* From the end backwards: a thread that faults in this window
+		 * meanwhile resolves it forwards, and the two meet once
+		 * (EEXIST) instead of colliding page after page. */
+		for (size_t hi = end; hi > p;) {
+			size_t lo = hi - p > AHEAD_CHUNK ? hi - AHEAD_CHUNK : p;
+			if (engine_resolve(e, LOAD(&e->base), lo, hi - lo, (v >> 8) & 1, pd, &covered) ||
+			    covered < hi - lo)
+				break;
+			hi = lo;
+		}
+		any = 1;
+	}
+	return any;
+}
+
+static void *handler_main(void *arg)
+{
+	struct libuffd_engine *e = arg;
+	/* With several threads the first answers faults only (and is the
+	 * only one to spin), so that another reads ahead meanwhile. */
+	unsigned int seq = __atomic_fetch_add(&e->thread_seq, 1, __ATOMIC_RELAXED);
+	int reads_ahead = seq > 0 || e->mode == LIBUFFD_ENGINE_IN_THREAD || e->nthreads_wanted == 1;
+	int spins = e->spin_us && seq == 0;
+	/* On the stack (64 KiB of THREAD_STACK): a thread that could not
+	 * allocate them would leave faults and events unread for ever. */
+	struct libuffd_event bufs[2 * PENDING];
+	struct pending cur = { bufs, 0, PENDING }, more = { bufs + PENDING, 0, PENDING };
+	/* Every thread polls the descriptor: the one woken on the faulting
+	 * CPU usually answers first, which on a VM beats waking one thread
+	 * (EPOLLEXCLUSIVE measured ten times slower here). */
+	struct pollfd pfd[3] = { { .fd = e->uffd, .events = POLLIN },
+				 { .fd = e->stop_efd, .events = POLLIN },
+				 { .fd = e->kick_efd, .events = POLLIN } };
+	nfds_t nfds = reads_ahead ? 3 : 2;
+	double spin_until = 0;
+
+	for (;;) {
+		int timeout = -1;
+		if (!cur.n) {
+			/* Poll before reading: a reader holds back resolvers
+			 * (engine_wait_event_readers()), so it must not read blindly. */
+			timeout = spin_until && now_us() < spin_until ? 0 : -1;
+			if (poll(pfd, nfds, timeout) < 0)
+				continue;
+			if (nfds == 3 && pfd[2].revents) {
+				uint64_t v;
+				if (read(e->kick_efd, &v, sizeof(v)) < 0)
+					v = 0; /* another thread reset it */
+			}
+			if (pfd[0].revents)
+				engine_drain_events(e, cur.ev, &cur.n, cur.cap);
+		}
+		if (cur.n) {
+			/* Faults read while resolving (EAGAIN) are served next. */
+			while (cur.n) {
+				serve_batch(e, cur.ev, cur.n, &more);
+				struct pending t = cur;
+				cur = more;
+				more = t;
+				more.n = 0;
+			}
+			if (reads_ahead)
+				read_ahead(e, &cur); /* its faults: next round, without waiting */
+			if (spins)
+				spin_until = now_us() + e->spin_us;
+			continue;
+		}
+		if (reads_ahead && read_ahead(e, &cur))
+			continue;
+		/* Stop only once nothing is pending: no fault is left waiting. */
+		if (LOAD(&e->stopping) && !(pfd[0].revents & POLLIN))
+			break;
+		if (timeout == -1)
+			spin_until = 0;
+	}
+	return NULL;
+}
+
+int engine_threads_start(struct libuffd_engine *e, unsigned int n)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+
+	e->nthreads_wanted = n;
+	e->threads = calloc(n, sizeof(*e->threads));
+	if (!e->threads)
+		return -ENOMEM;
+	if (pthread_attr_init(&attr))
+		return -ENOMEM;
+	pthread_attr_setstacksize(&attr, THREAD_STACK);
+	/* The application's signals are not for our threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* Thread i runs on the i-th CPU we may use: whichever CPU a fault is
+	 * taken on, a handler there is woken as the faulting thread sleeps,
+	 * instead of a cross-CPU wake-up (tens of µs on a VM). */
+	cpu_set_t allowed;
+	int ncpus = 0, cpus[CPU_SETSIZE];
+	if (n > 1 && sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &allowed))
+				cpus[ncpus++] = c;
+	int r = 0;
+	for (; e->nthreads < n; e->nthreads++) {
+		if (ncpus > 1) {
+			cpu_set_t one;
+			CPU_ZERO(&one);
+			CPU_SET(cpus[e->nthreads % (unsigned int)ncpus], &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		}
+		r = -pthread_create(&e->threads[e->nthreads], &attr, handler_main, e);
+		if (r)
+			break;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	e->overhead += (size_t)n * (THREAD_STACK + 2 * PENDING * sizeof(struct libuffd_event));
+	return r;
+}
+
+void engine_threads_stop(struct libuffd_engine *e)
+{
+	uint64_t one = 1;
+
+	STORE(&e->stopping, 1);
+	if (e->nthreads && write(e->stop_efd, &one, sizeof(one)) < 0)
+		abort(); /* an eventfd write cannot fail here */
+	for (unsigned int i = 0; i < e->nthreads; i++)
+		pthread_join(e->threads[i], NULL);
+	e->nthreads = 0;
+}
