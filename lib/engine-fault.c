@@ -174,8 +174,7 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 static int fill(struct libuffd_engine *e, uintptr_t dst, const struct span *sp, int write,
 		size_t *done)
 {
-	/* With UFFD_FEATURE_SIGBUS nobody waits in the kernel: skip the wake. */
-	unsigned int mode = e->mode == LIBUFFD_ENGINE_IN_THREAD ? LIBUFFD_DONTWAKE : 0;
+	unsigned int mode = e->mode->copy_mode;
 
 	if (sp->from)
 		return libuffd_copy(e->uffd, (void *)dst, sp->from, sp->len, mode, done);

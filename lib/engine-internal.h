@@ -1,6 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Shared by the engine's files: engine.c (its life), engine-threads.c and
- * engine-sigbus.c (the modes), engine-fault.c (the fault path). */
+/*
+ * Shared by the engine's files.  Dependencies run one way:
+ *   engine.c          its life: creation, destruction, populate, stats
+ *     -> a mode, through struct engine_mode:
+ *        engine-threads.c  handler threads (and the thread that reads
+ *                          events in the other mode)
+ *        engine-sigbus.c   in-thread: SIGBUS in the faulting thread
+ *     -> engine-fault.c    the fault path, async-signal-safe
+ */
 #ifndef LIBUFFD_ENGINE_INTERNAL_H
 #define LIBUFFD_ENGINE_INTERNAL_H
 
@@ -18,9 +25,11 @@ struct engine_counters {
 	uint64_t faults, folded, pages, eexist, eagain, events;
 };
 
+struct engine_mode;
+
 struct libuffd_engine {
 	int uffd;
-	enum libuffd_engine_mode mode;
+	const struct engine_mode *mode;
 	uintptr_t base; /* atomic: moves with a whole-region mremap */
 	size_t len, npages;
 	size_t page;
@@ -62,6 +71,22 @@ struct libuffd_engine {
 	size_t overhead;
 	struct engine_counters c;
 };
+
+/* How faults reach the engine.  The engine's life calls these; a mode
+ * calls the fault path below it, never the life above. */
+struct engine_mode {
+	uint64_t features;      /* required at UFFDIO_API */
+	unsigned int copy_mode; /* LIBUFFD_DONTWAKE when nobody waits in the kernel */
+	unsigned int scratch;   /* CALLBACK scratch buffers; 0: one per thread */
+	/* Serve the registered region with up to `threads` threads; on
+	 * failure nothing is left running and the region is unregistered. */
+	int (*start)(struct libuffd_engine *e, unsigned int threads);
+	/* Unregister the region and stop serving: nobody is left waiting. */
+	void (*stop)(struct libuffd_engine *e);
+};
+
+extern const struct engine_mode engine_handler_threads; /* engine-threads.c */
+extern const struct engine_mode engine_in_thread;       /* engine-sigbus.c */
 
 #define ENGINE_COUNT(e, field, n) __atomic_fetch_add(&(e)->c.field, (n), __ATOMIC_RELAXED)
 
@@ -113,13 +138,9 @@ int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
  * async-signal-safe. */
 void engine_wait_event_readers(struct libuffd_engine *e);
 
-/* ---- engine-threads.c: the engine's threads --------------------------- */
+/* ---- engine-threads.c: the engine's threads, for both modes ------------ */
 
 int engine_threads_start(struct libuffd_engine *e, unsigned int n);
 void engine_threads_stop(struct libuffd_engine *e);
-
-/* ---- engine-sigbus.c: the in-thread mode ------------------------------- */
-int engine_sigbus_attach(struct libuffd_engine *e);
-void engine_sigbus_detach(struct libuffd_engine *e);
 
 #endif

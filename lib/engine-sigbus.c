@@ -208,7 +208,7 @@ static void register_atfork(void)
 	atfork_error = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-int engine_sigbus_attach(struct libuffd_engine *e)
+static int attach(struct libuffd_engine *e)
 {
 	pthread_once(&atfork_once, register_atfork);
 	if (atfork_error)
@@ -259,7 +259,7 @@ out:
 	return r;
 }
 
-void engine_sigbus_detach(struct libuffd_engine *e)
+static void detach(struct libuffd_engine *e)
 {
 	pthread_mutex_lock(&slots_lock);
 	for (int i = 0; i < SLOTS; i++) {
@@ -277,3 +277,38 @@ void engine_sigbus_detach(struct libuffd_engine *e)
 		sched_yield();
 	pthread_mutex_unlock(&slots_lock);
 }
+
+/* ---- The mode ------------------------------------------------------------ */
+
+static void in_thread_stop(struct libuffd_engine *e)
+{
+	/* Unregistering first makes faulting threads retry natively;
+	 * detaching then waits for the handlers still inside. */
+	libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
+	detach(e);
+	engine_threads_stop(e);
+}
+
+static int in_thread_start(struct libuffd_engine *e, unsigned int threads)
+{
+	int r = attach(e);
+
+	if (r < 0) {
+		libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
+		return r;
+	}
+	/* One thread reads the events: madvise, munmap, mremap wait for it. */
+	r = engine_threads_start(e, 1);
+	if (r < 0)
+		in_thread_stop(e);
+	return r;
+}
+
+const struct engine_mode engine_in_thread = {
+	.features = LIBUFFD_FEATURE_SIGBUS,
+	/* Nobody waits in the kernel: no wake after a copy. */
+	.copy_mode = LIBUFFD_DONTWAKE,
+	.scratch = 8,
+	.start = in_thread_start,
+	.stop = in_thread_stop,
+};

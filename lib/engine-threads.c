@@ -2,7 +2,8 @@
 /*
  * The engine's threads: they poll the descriptor, read fault messages in
  * batches and resolve them, read the address-space events, and copy the
- * queued read-ahead.
+ * queued read-ahead.  They are the handler-threads mode; the in-thread
+ * mode runs one of them for the events.
  */
 #include <errno.h>
 #include <poll.h>
@@ -119,7 +120,7 @@ static void *handler_main(void *arg)
 	/* With several threads the first answers faults only (and is the
 	 * only one to spin), so that another reads ahead meanwhile. */
 	unsigned int seq = __atomic_fetch_add(&e->thread_seq, 1, __ATOMIC_RELAXED);
-	int reads_ahead = seq > 0 || e->mode == LIBUFFD_ENGINE_IN_THREAD || e->nthreads_wanted == 1;
+	int reads_ahead = seq > 0 || e->nthreads_wanted == 1;
 	int spins = e->spin_us && seq == 0;
 	/* On the stack (64 KiB of THREAD_STACK): a thread that could not
 	 * allocate them would leave faults and events unread for ever. */
@@ -229,3 +230,27 @@ void engine_threads_stop(struct libuffd_engine *e)
 		pthread_join(e->threads[i], NULL);
 	e->nthreads = 0;
 }
+
+/* ---- The mode ------------------------------------------------------------ */
+
+static void threads_stop(struct libuffd_engine *e)
+{
+	/* Serve what is pending first, then unregister: that wakes anyone
+	 * who faulted after the last read. */
+	engine_threads_stop(e);
+	libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
+}
+
+static int threads_start(struct libuffd_engine *e, unsigned int threads)
+{
+	int r = engine_threads_start(e, threads);
+
+	if (r < 0)
+		threads_stop(e);
+	return r;
+}
+
+const struct engine_mode engine_handler_threads = {
+	.start = threads_start,
+	.stop = threads_stop,
+};

@@ -27,7 +27,8 @@ static int order_of(size_t bytes, unsigned int shift, unsigned int *order)
 	return 0;
 }
 
-static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_source *src)
+static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_source *src,
+			unsigned int nscratch)
 {
 	e->src = *src;
 	switch (src->kind) {
@@ -71,10 +72,7 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 		if (!src->fill)
 			return -EINVAL;
 		e->scratch_len = min_sz(SCRATCH_MAX, e->page << e->max_order);
-		e->nscratch = e->mode == LIBUFFD_ENGINE_IN_THREAD ? 8 :
-			      (e->nthreads < 64 ? (unsigned int)e->nthreads : 64);
-		if (e->nscratch == 0)
-			e->nscratch = 1;
+		e->nscratch = nscratch;
 		e->scratch = mmap(NULL, e->scratch_len * e->nscratch, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (e->scratch == MAP_FAILED) {
@@ -115,11 +113,17 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	uint64_t ioctls;
 	unsigned int threads = o->threads ? o->threads : 1;
 
-	if (o->mode != LIBUFFD_ENGINE_HANDLER_THREADS && o->mode != LIBUFFD_ENGINE_IN_THREAD)
+	switch (o->mode) {
+	case LIBUFFD_ENGINE_HANDLER_THREADS:
+		e->mode = &engine_handler_threads;
+		break;
+	case LIBUFFD_ENGINE_IN_THREAD:
+		e->mode = &engine_in_thread;
+		break;
+	default:
 		return -EINVAL;
-	e->mode = o->mode;
+	}
 	e->spin_us = o->spin_us;
-	e->nthreads = 0;
 	if (order_of(o->prefetch_min ? o->prefetch_min : LIBUFFD_ENGINE_PREFETCH_MIN_DEFAULT,
 		     e->shift, &e->min_order) ||
 	    order_of(o->prefetch_max ? o->prefetch_max : LIBUFFD_ENGINE_PREFETCH_MAX_DEFAULT,
@@ -128,10 +132,8 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	if (e->min_order > e->max_order)
 		e->min_order = e->max_order;
 
-	/* Handler threads count scratch buffers (one each). */
-	e->nthreads = e->mode == LIBUFFD_ENGINE_IN_THREAD ? 1 : threads;
-	int r = setup_source(e, src);
-	e->nthreads = 0;
+	int r = setup_source(e, src, e->mode->scratch ? e->mode->scratch :
+				     threads < 64 ? threads : 64);
 	if (r < 0)
 		return r;
 
@@ -156,8 +158,7 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		return e->uffd;
 	uint64_t events = LIBUFFD_FEATURE_EVENT_REMOVE | LIBUFFD_FEATURE_EVENT_UNMAP |
 			  LIBUFFD_FEATURE_EVENT_REMAP;
-	uint64_t required = e->mode == LIBUFFD_ENGINE_IN_THREAD ? LIBUFFD_FEATURE_SIGBUS : 0;
-	r = libuffd_api_handshake(e->uffd, events, required, &api);
+	r = libuffd_api_handshake(e->uffd, events, e->mode->features, &api);
 	if (r < 0)
 		return r;
 	e->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -172,23 +173,7 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		libuffd_unregister(e->uffd, addr, len);
 		return -EOPNOTSUPP;
 	}
-	if (e->mode == LIBUFFD_ENGINE_IN_THREAD) {
-		r = engine_sigbus_attach(e);
-		if (r < 0) {
-			libuffd_unregister(e->uffd, addr, len);
-			return r;
-		}
-		/* One thread reads the events: madvise, munmap, mremap wait for it. */
-		threads = 1;
-	}
-	r = engine_threads_start(e, threads);
-	if (r < 0) {
-		libuffd_unregister(e->uffd, addr, len);
-		engine_threads_stop(e);
-		if (e->mode == LIBUFFD_ENGINE_IN_THREAD)
-			engine_sigbus_detach(e);
-	}
-	return r;
+	return e->mode->start(e, threads);
 }
 
 LIBUFFD_EXPORT int libuffd_engine_create(void *addr, size_t len,
@@ -230,18 +215,7 @@ LIBUFFD_EXPORT int libuffd_engine_destroy(struct libuffd_engine *e)
 
 	if (!e)
 		return -EINVAL;
-	if (e->mode == LIBUFFD_ENGINE_HANDLER_THREADS) {
-		/* Serve what is pending first, then unregister: that wakes
-		 * anyone who faulted after the last read. */
-		engine_threads_stop(e);
-		libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
-	} else {
-		/* Unregistering first makes faulting threads retry natively;
-		 * detaching then waits for the handlers still inside. */
-		libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
-		engine_sigbus_detach(e);
-		engine_threads_stop(e);
-	}
+	e->mode->stop(e);
 	free_engine(e);
 	errno = saved;
 	return 0;
