@@ -6,8 +6,6 @@
  * mode calls it from a SIGBUS handler.
  */
 #include <errno.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include "engine-internal.h"
 
@@ -94,8 +92,8 @@ void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr
 	unsigned int i = __atomic_fetch_add(&e->ahead_next, 1, __ATOMIC_RELAXED) % ENGINE_AHEAD;
 	STORE(&e->ahead[i], ((uint64_t)(w->ahead_p + 1) << 9) | (uint64_t)!!wr << 8 | order);
 	uint64_t one = 1;
-	if (kick && write(e->kick_efd, &one, sizeof(one)) < 0)
-		return; /* the counter is full: a kick is pending anyway */
+	if (kick)
+		uffd_sys_write(e->kick_efd, &one, sizeof(one)); /* fails only with a kick pending */
 }
 
 /* ---- Sources ---------------------------------------------------------- */
@@ -114,7 +112,7 @@ static int scratch_take(struct libuffd_engine *e)
 		unsigned long busy = LOAD(&e->scratch_busy);
 		unsigned long avail = ~busy & all;
 		if (!avail) {
-			sched_yield(); /* all taken: wait for one */
+			uffd_sys_yield(); /* all taken: wait for one */
 			continue;
 		}
 		int i = __builtin_ctzl(avail);
@@ -193,7 +191,7 @@ static int fill(struct libuffd_engine *e, uintptr_t dst, const struct span *sp, 
 void engine_wait_event_readers(struct libuffd_engine *e)
 {
 	while (LOAD(&e->ev_readers))
-		sched_yield();
+		uffd_sys_yield();
 }
 
 /*
@@ -231,7 +229,7 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		if (r == -EAGAIN) {
 			ENGINE_COUNT(e, eagain, 1);
 			if (!pd || !engine_drain_events(e, pd->ev, &pd->n, pd->cap))
-				sched_yield();
+				uffd_sys_yield();
 			engine_wait_event_readers(e);
 			continue;
 		}

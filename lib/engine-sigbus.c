@@ -6,7 +6,6 @@
  * Everything here is async-signal-safe: atomics, ioctl, read, sigaction.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
@@ -68,13 +67,13 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		sigset_t old, bus;
 		sigemptyset(&bus);
 		sigaddset(&bus, sig);
-		sigprocmask(SIG_BLOCK, &previous.sa_mask, &old);
-		sigprocmask(previous.sa_flags & SA_NODEFER ? SIG_UNBLOCK : SIG_BLOCK, &bus, NULL);
+		uffd_sys_sigprocmask(SIG_BLOCK, &previous.sa_mask, &old);
+		uffd_sys_sigprocmask(previous.sa_flags & SA_NODEFER ? SIG_UNBLOCK : SIG_BLOCK, &bus, NULL);
 		if (previous.sa_flags & SA_SIGINFO)
 			previous.sa_sigaction(sig, si, uc);
 		else
 			previous.sa_handler(sig);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		uffd_sys_sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
 	if (previous.sa_handler == SIG_IGN && asynchronous(si))
@@ -84,9 +83,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
+	uffd_sys_sigaction(sig, &dfl, NULL);
 	if (asynchronous(si))
-		raise(sig);
+		uffd_sys_raise(sig);
 }
 
 /* The address this thread last let retry without resolving it (static
@@ -240,10 +239,9 @@ static int attach(struct libuffd_engine *e)
 		sa.sa_sigaction = on_sigbus;
 		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 		sigemptyset(&sa.sa_mask);
-		if (sigaction(SIGBUS, &sa, &previous) < 0) {
-			r = -errno;
+		r = uffd_sys_sigaction(SIGBUS, &sa, &previous);
+		if (r < 0)
 			goto out;
-		}
 		installed = 1;
 	}
 	/* Retired ranges that we now serve are not retired any more. */
@@ -274,7 +272,7 @@ static void detach(struct libuffd_engine *e)
 	 * half it entered with, which the flip closes to newcomers. */
 	unsigned int old = __atomic_fetch_add(&epoch, 1, __ATOMIC_SEQ_CST) & 1;
 	while (__atomic_load_n(&inflight[old], __ATOMIC_SEQ_CST))
-		sched_yield();
+		uffd_sys_yield();
 	pthread_mutex_unlock(&slots_lock);
 }
 

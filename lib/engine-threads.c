@@ -6,12 +6,8 @@
  * mode runs one of them for the events.
  */
 #include <errno.h>
-#include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "engine-internal.h"
 
@@ -76,9 +72,7 @@ static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsi
 
 static double now_us(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+	return (double)uffd_sys_monotonic_ns() / 1e3;
 }
 
 /* Resolve the queued read-ahead; faults read meanwhile go to pd.
@@ -141,12 +135,11 @@ static void *handler_main(void *arg)
 			/* Poll before reading: a reader holds back resolvers
 			 * (engine_wait_event_readers()), so it must not read blindly. */
 			timeout = spin_until && now_us() < spin_until ? 0 : -1;
-			if (poll(pfd, nfds, timeout) < 0)
+			if (uffd_sys_poll(pfd, nfds, timeout) < 0)
 				continue;
 			if (nfds == 3 && pfd[2].revents) {
-				uint64_t v;
-				if (read(e->kick_efd, &v, sizeof(v)) < 0)
-					v = 0; /* another thread reset it */
+				uint64_t v; /* fails when another thread reset it */
+				uffd_sys_read(e->kick_efd, &v, sizeof(v));
 			}
 			if (pfd[0].revents)
 				engine_drain_events(e, cur.ev, &cur.n, cur.cap);
@@ -197,7 +190,7 @@ int engine_threads_start(struct libuffd_engine *e, unsigned int n)
 	 * instead of a cross-CPU wake-up (tens of µs on a VM). */
 	cpu_set_t allowed;
 	int ncpus = 0, cpus[CPU_SETSIZE];
-	if (n > 1 && sched_getaffinity(0, sizeof(allowed), &allowed) == 0)
+	if (n > 1 && uffd_sys_getaffinity(&allowed) == 0)
 		for (int c = 0; c < CPU_SETSIZE; c++)
 			if (CPU_ISSET(c, &allowed))
 				cpus[ncpus++] = c;
@@ -224,8 +217,9 @@ void engine_threads_stop(struct libuffd_engine *e)
 	uint64_t one = 1;
 
 	STORE(&e->stopping, 1);
-	if (e->nthreads && write(e->stop_efd, &one, sizeof(one)) < 0)
-		abort(); /* an eventfd write cannot fail here */
+	/* Cannot fail: the counter goes from 0 to 1 once. */
+	if (e->nthreads)
+		uffd_sys_write(e->stop_efd, &one, sizeof(one));
 	for (unsigned int i = 0; i < e->nthreads; i++)
 		pthread_join(e->threads[i], NULL);
 	e->nthreads = 0;

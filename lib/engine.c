@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine-internal.h"
@@ -52,19 +51,19 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 		struct stat st;
 		if (src->fd < 0 || src->offset % e->page)
 			return -EINVAL;
-		if (fstat(src->fd, &st) < 0)
-			return -errno;
+		int r = uffd_sys_fstat(src->fd, &st);
+		if (r < 0)
+			return r;
 		if ((uint64_t)st.st_size <= src->offset)
 			return 0; /* all zero */
 		size_t flen = (size_t)((uint64_t)st.st_size - src->offset);
 		/* The page past EOF reads as zero through the mapping. */
 		e->file_map_len = (min_sz(flen, e->len) + e->page - 1) & ~(e->page - 1);
-		void *m = mmap(NULL, e->file_map_len, PROT_READ, MAP_SHARED, src->fd,
-			       (off_t)src->offset);
-		if (m == MAP_FAILED)
-			return -errno;
-		e->file_map = m;
-		e->body = m;
+		r = uffd_sys_mmap(e->file_map_len, PROT_READ, MAP_SHARED, src->fd, (off_t)src->offset,
+				  &e->file_map);
+		if (r < 0)
+			return r;
+		e->body = e->file_map;
 		e->body_len = e->file_map_len;
 		return 0;
 	}
@@ -73,12 +72,9 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 			return -EINVAL;
 		e->scratch_len = min_sz(SCRATCH_MAX, e->page << e->max_order);
 		e->nscratch = nscratch;
-		e->scratch = mmap(NULL, e->scratch_len * e->nscratch, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (e->scratch == MAP_FAILED) {
-			e->scratch = NULL;
+		if (uffd_sys_mmap(e->scratch_len * e->nscratch, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, (void **)&e->scratch) < 0)
 			return -ENOMEM;
-		}
 		e->overhead += e->scratch_len * e->nscratch;
 		return 0;
 	}
@@ -88,17 +84,17 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 static void free_engine(struct libuffd_engine *e)
 {
 	if (e->uffd >= 0)
-		close(e->uffd);
+		uffd_sys_close(e->uffd);
 	if (e->stop_efd >= 0)
-		close(e->stop_efd);
+		uffd_sys_close(e->stop_efd);
 	if (e->kick_efd >= 0)
-		close(e->kick_efd);
+		uffd_sys_close(e->kick_efd);
 	if (e->file_map)
-		munmap(e->file_map, e->file_map_len);
+		uffd_sys_munmap(e->file_map, e->file_map_len);
 	if (e->scratch)
-		munmap(e->scratch, e->scratch_len * e->nscratch);
+		uffd_sys_munmap(e->scratch, e->scratch_len * e->nscratch);
 	if (e->zeros)
-		munmap(e->zeros, e->zeros_len);
+		uffd_sys_munmap(e->zeros, e->zeros_len);
 	free(e->tail);
 	free(e->zeroed);
 	free(e->threads);
@@ -138,11 +134,9 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		return r;
 
 	e->zeros_len = e->page << e->max_order;
-	e->zeros = mmap(NULL, e->zeros_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (e->zeros == MAP_FAILED) {
-		e->zeros = NULL;
+	if (uffd_sys_mmap(e->zeros_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
+			  (void **)&e->zeros) < 0)
 		return -ENOMEM;
-	}
 	uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ); /* zero-page PTEs */
 	size_t words = (e->npages + BITS_PER_WORD - 1) / BITS_PER_WORD;
 	e->zeroed = calloc(words, sizeof(unsigned long));
@@ -161,10 +155,12 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	r = libuffd_api_handshake(e->uffd, events, e->mode->features, &api);
 	if (r < 0)
 		return r;
-	e->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	e->kick_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (e->stop_efd < 0 || e->kick_efd < 0)
-		return -errno;
+	e->stop_efd = uffd_sys_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->stop_efd < 0)
+		return e->stop_efd;
+	e->kick_efd = uffd_sys_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->kick_efd < 0)
+		return e->kick_efd;
 	r = libuffd_register(e->uffd, addr, len, LIBUFFD_REGISTER_MISSING, &ioctls);
 	if (r < 0)
 		return r;
