@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -40,8 +41,35 @@ int uffd_sys_device_new(const char *path, int flags)
 	return fd;
 }
 
+struct uffd_sys_hidden uffd_sys_hidden;
+
+/* A userfaultfd ioctl, answered as a kernel without the hidden parts. */
+static int hidden_ioctl(int fd, unsigned long cmd, void *arg, const struct uffd_sys_hidden *h)
+{
+	struct uffdio_api *api = arg;
+
+	if (h->ioctls >> _IOC_NR(cmd) & 1)
+		return -EINVAL; /* an ioctl the kernel does not know */
+	if (cmd == UFFDIO_API && (api->features & h->features)) {
+		memset(api, 0, sizeof(*api)); /* as the kernel does on failure */
+		return -EINVAL;
+	}
+	int r = (int)SYS_RESULT(ioctl(fd, cmd, arg));
+	if (r == 0 && cmd == UFFDIO_API) {
+		api->features &= ~h->features;
+		api->ioctls &= ~h->ioctls;
+	}
+	if (r == 0 && cmd == UFFDIO_REGISTER)
+		((struct uffdio_register *)arg)->ioctls &= ~h->ioctls;
+	return r;
+}
+
 int uffd_sys_ioctl(int fd, unsigned long cmd, void *arg)
 {
+	struct uffd_sys_hidden h = uffd_sys_hidden;
+
+	if ((h.features | h.ioctls) && _IOC_TYPE(cmd) == UFFDIO)
+		return hidden_ioctl(fd, cmd, arg, &h);
 	return (int)SYS_RESULT(ioctl(fd, cmd, arg));
 }
 
@@ -82,6 +110,8 @@ int uffd_sys_stat(const char *path, struct stat *st)
 
 int uffd_sys_read_file(const char *path, char *buf, size_t size)
 {
+	if (size == 0)
+		return -EINVAL;
 	int fd = (int)SYS_RESULT(open(path, O_RDONLY | O_CLOEXEC));
 	if (fd < 0)
 		return fd;
@@ -132,9 +162,19 @@ int uffd_sys_raise(int sig)
 	return (int)SYS_RESULT(raise(sig));
 }
 
+int uffd_sys_sigqueue_thread(pid_t tgid, pid_t tid, int sig, siginfo_t *info)
+{
+	return (int)SYS_RESULT(syscall(SYS_rt_tgsigqueueinfo, tgid, tid, sig, info));
+}
+
 int uffd_sys_uname(struct utsname *u)
 {
 	return (int)SYS_RESULT(uname(u));
+}
+
+pid_t uffd_sys_getpid(void)
+{
+	return getpid();
 }
 
 uid_t uffd_sys_geteuid(void)

@@ -21,6 +21,20 @@ int uffd_sys_userfaultfd(int flags);
 int uffd_sys_device_new(const char *path, int flags);
 int uffd_sys_ioctl(int fd, unsigned long cmd, void *arg);
 
+/*
+ * Parts of the kernel's answer to hide, as if the kernel lacked them: the
+ * features and ioctls that UFFDIO_API offers and the ioctls that
+ * UFFDIO_REGISTER allows come back without them, and asking for a hidden
+ * feature or issuing a hidden ioctl fails with -EINVAL, as on such a
+ * kernel.  All zero unless a test linked with the library's objects sets
+ * them before its first call; not exported from the shared library.
+ */
+struct uffd_sys_hidden {
+	uint64_t features; /* LIBUFFD_FEATURE_* */
+	uint64_t ioctls;   /* LIBUFFD_IOCTL_* */
+};
+extern struct uffd_sys_hidden uffd_sys_hidden;
+
 /* Files and descriptors */
 int uffd_sys_read(int fd, void *buf, size_t len);
 int uffd_sys_write(int fd, const void *buf, size_t len);
@@ -42,9 +56,12 @@ int uffd_sys_mincore(void *addr, size_t len, unsigned char *vec);
 int uffd_sys_sigaction(int sig, const struct sigaction *sa, struct sigaction *old);
 int uffd_sys_sigprocmask(int how, const sigset_t *set, sigset_t *old);
 int uffd_sys_raise(int sig);
+/* rt_tgsigqueueinfo(2): sig with info to thread tid of group tgid. */
+int uffd_sys_sigqueue_thread(pid_t tgid, pid_t tid, int sig, siginfo_t *info);
 
 /* Process, scheduling, time */
 int uffd_sys_uname(struct utsname *u);
+pid_t uffd_sys_getpid(void);
 uid_t uffd_sys_geteuid(void);
 gid_t uffd_sys_getegid(void);
 int uffd_sys_getaffinity(cpu_set_t *set);
