@@ -145,7 +145,7 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 			sp->len = min_sz(len, e->body_len - off);
 			/* Map the page cache pages in one call: UFFDIO_COPY
 			 * otherwise takes its slow path for each of them. */
-			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE)
+			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && e->populate_read)
 				uffd_sys_madvise((void *)sp->from, sp->len, MADV_POPULATE_READ);
 		} else if (e->tail && off == e->body_len) {
 			sp->from = e->tail;
@@ -194,6 +194,13 @@ void engine_wait_event_readers(struct libuffd_engine *e)
 		uffd_sys_yield();
 }
 
+/* A source's error, kept apart from the kernel's answers that
+ * engine_resolve() gives a meaning. */
+static int source_error(int err)
+{
+	return err == -ENOENT || err == -ESRCH ? -EIO : err;
+}
+
 /*
  * Resolve pages [p, p + n) at base.  *covered: pages from p known present
  * afterwards.  EEXIST is progress (a racer resolved the page); EAGAIN
@@ -216,8 +223,16 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		size_t off = i << e->shift, done = 0;
 		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
 		int r = z ? 0 : source_span(e, off, sp.len, &sp);
-		if (r == 0)
-			r = fill(e, base + off, &sp, write, &done);
+		if (r < 0) {
+			/* The source failed somewhere in the window: the
+			 * faulting page alone, which alone must succeed. */
+			if (i == p && end > p + 1) {
+				end = p + 1;
+				continue;
+			}
+			return i == p ? source_error(r) : 0;
+		}
+		r = fill(e, base + off, &sp, write, &done);
 		span_release(e, &sp);
 		if (done) {
 			ENGINE_COUNT(e, pages, done >> e->shift);

@@ -12,6 +12,7 @@
 #define LIBUFFD_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 
 #include "libuffd-engine.h"
 #include "internal.h"
@@ -30,6 +31,10 @@ struct engine_mode;
 struct libuffd_engine {
 	int uffd;
 	const struct engine_mode *mode;
+	uint64_t features;  /* enabled at UFFDIO_API */
+	uint64_t ioctls;    /* allowed on the region by UFFDIO_REGISTER */
+	int kernel_faults;  /* the descriptor takes faults in kernel mode too */
+	int populate_read;  /* MADV_POPULATE_READ works (Linux 5.14) */
 	uintptr_t base; /* atomic: moves with a whole-region mremap */
 	size_t len, npages;
 	size_t page;
@@ -76,6 +81,7 @@ struct libuffd_engine {
  * calls the fault path below it, never the life above. */
 struct engine_mode {
 	uint64_t features;      /* required at UFFDIO_API */
+	uint64_t requested;     /* used where the kernel offers them */
 	unsigned int copy_mode; /* LIBUFFD_DONTWAKE when nobody waits in the kernel */
 	unsigned int scratch;   /* CALLBACK scratch buffers; 0: one per thread */
 	/* Serve the registered region with up to `threads` threads; on
@@ -87,6 +93,16 @@ struct engine_mode {
 
 extern const struct engine_mode engine_handler_threads; /* engine-threads.c */
 extern const struct engine_mode engine_in_thread;       /* engine-sigbus.c */
+
+/* Handler threads raise SIGBUS for a fault they cannot serve, where the
+ * kernel lacks UFFDIO_POISON, with this si_code and the error in si_errno:
+ * such a SIGBUS stands for a fault, not for a signal sent with kill(2). */
+#define ENGINE_SIGBUS_CODE SI_QUEUE
+
+static inline int engine_sigbus_is_fault(const siginfo_t *si)
+{
+	return si->si_code == ENGINE_SIGBUS_CODE && si->si_errno > 0;
+}
 
 #define ENGINE_COUNT(e, field, n) __atomic_fetch_add(&(e)->c.field, (n), __ATOMIC_RELAXED)
 
@@ -118,7 +134,11 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
 /* Queue w's read-ahead for the engine's threads; kick: wake one. */
 void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr, int kick);
 
-/* Resolve pages [p, p + n) at base; see engine-fault.c. */
+/* Resolve pages [p, p + n) at base (see engine-fault.c).  Returns 0 when
+ * page p is present afterwards; -ENOENT or -ESRCH when it is no longer
+ * registered or mapped, or the address space is gone (the kernel's
+ * answer); another -errno when it cannot be served (the source's error,
+ * or the kernel's). */
 int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
 		   struct pending *pd, size_t *covered);
 

@@ -43,10 +43,11 @@ static int fault_is_write(const void *uc)
 }
 
 /* A SIGBUS that is not the retried access of a fault: kill(2), sigqueue(3),
- * or an action-optional memory error. */
+ * or an action-optional memory error (a handler thread's, for a fault it
+ * could not serve, is a fault). */
 static int asynchronous(const siginfo_t *si)
 {
-	return si->si_code <= 0 || si->si_code == BUS_MCEERR_AO;
+	return (si->si_code <= 0 && !engine_sigbus_is_fault(si)) || si->si_code == BUS_MCEERR_AO;
 }
 
 /* SA_RESETHAND: the previous handler has had its one delivery. */

@@ -7,13 +7,106 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine-internal.h"
 
 #define PENDING 1024      /* fault messages a handler thread can hold */
 #define AHEAD_CHUNK 16 /* pages a read-ahead copy at a time */
 #define THREAD_STACK (256u << 10)
+
+/* ---- A fault that cannot be served ends in SIGBUS ------------------------ */
+
+/* From /proc/TID/status: the thread's group, and whether it blocks SIGBUS.
+ * Left as they are (this process, not blocked) without /proc. */
+static void thread_status(pid_t tid, pid_t *tgid, int *blocks_sigbus)
+{
+	char path[32], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (uffd_sys_read_file(path, buf, sizeof(buf)) <= 0)
+		return;
+	const char *t = strstr(buf, "\nTgid:");
+	const char *b = strstr(buf, "\nSigBlk:");
+	if (t)
+		*tgid = (pid_t)strtol(t + strlen("\nTgid:"), NULL, 10);
+	if (b)
+		*blocks_sigbus = strtoull(b + strlen("\nSigBlk:"), NULL, 16) >> (SIGBUS - 1) & 1;
+}
+
+/* What the kernel does with the SIGBUS of a fault that is ignored or
+ * blocked (force_sig_fault()): the default action, which kills the
+ * process.  From this thread, which unblocks it for itself. */
+static void die_of_sigbus(void)
+{
+	struct sigaction dfl;
+	sigset_t bus;
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	uffd_sys_sigaction(SIGBUS, &dfl, NULL);
+	sigemptyset(&bus);
+	sigaddset(&bus, SIGBUS);
+	uffd_sys_sigprocmask(SIG_UNBLOCK, &bus, NULL);
+	uffd_sys_raise(SIGBUS);
+}
+
+/*
+ * Before Linux 6.6 there is no UFFDIO_POISON: SIGBUS goes to the faulting
+ * thread itself, named by the fault message (UFFD_FEATURE_THREAD_ID).  The
+ * thread waits in the fault interruptibly: the signal wakes it, the fault
+ * returns to user mode with the signal pending, and the kernel delivers it
+ * there, before the access is retried (fault_signal_pending() in the
+ * architecture's fault handler).  No UFFDIO_WAKE: a thread woken without
+ * the signal would fault again at once, for ever.  A fault taken in kernel
+ * mode would be retried inside the kernel instead: threads_start()
+ * refuses descriptors that take them.
+ */
+static void signal_fault(const struct libuffd_event *ev, int err)
+{
+	pid_t tgid = uffd_sys_getpid();
+	int blocked = 0;
+	struct sigaction now;
+
+	thread_status(ev->pagefault.tid, &tgid, &blocked);
+	if (blocked || (uffd_sys_sigaction(SIGBUS, NULL, &now) == 0 &&
+			!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_IGN)) {
+		die_of_sigbus();
+		return;
+	}
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGBUS;
+	si.si_code = ENGINE_SIGBUS_CODE;
+	si.si_errno = -err;
+	si.si_addr = (void *)(uintptr_t)ev->pagefault.address;
+	uffd_sys_sigqueue_thread(tgid, ev->pagefault.tid, SIGBUS, &si);
+}
+
+/* The access of fault message ev cannot be served (err: the source's
+ * error, or the kernel's): it ends in SIGBUS, as in the in-thread mode. */
+static void fail_fault(struct libuffd_engine *e, const struct libuffd_event *ev, int err)
+{
+	void *page = (void *)(uintptr_t)(ev->pagefault.address & ~(uint64_t)(e->page - 1));
+
+	if (err == -ENOENT || err == -ESRCH) {
+		/* Not ours any more (unmapped, say): the kernel answers the
+		 * retried access. */
+		libuffd_wake(e->uffd, page, e->page);
+		return;
+	}
+	if (e->ioctls & LIBUFFD_IOCTL_POISON) {
+		/* The retried access gets SIGBUS from the kernel.  If that
+		 * fails (a racer resolved the page, an event is pending), the
+		 * retry faults again and is answered again. */
+		if (libuffd_poison(e->uffd, page, e->page, 0, NULL) < 0)
+			libuffd_wake(e->uffd, page, e->page);
+		return;
+	}
+	signal_fault(ev, err);
+}
 
 /* ---- Handler threads ------------------------------------------------------ */
 
@@ -29,7 +122,8 @@ static int cmp_fault(const void *a, const void *b)
 static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsigned int n,
 			struct pending *more)
 {
-	uintptr_t covered_end = 0;
+	uintptr_t covered_end = 0, failed = 0;
+	int failed_err = 0;
 
 	qsort(ev, n, sizeof(ev[0]), cmp_fault);
 	for (unsigned int k = 0; k < n; k++) {
@@ -40,7 +134,12 @@ static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsi
 		uintptr_t a = ev[k].pagefault.address & ~(uintptr_t)(e->page - 1);
 		int write = !!(ev[k].pagefault.flags & LIBUFFD_FAULT_WRITE);
 		if (a < covered_end) {
-			ENGINE_COUNT(e, folded, 1);
+			/* Each thread that faulted on a page that failed gets
+			 * its own answer. */
+			if (a == failed)
+				fail_fault(e, &ev[k], failed_err);
+			else
+				ENGINE_COUNT(e, folded, 1);
 			continue;
 		}
 		size_t covered = 0;
@@ -60,12 +159,12 @@ static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsi
 		engine_queue_ahead(e, &w, write, e->nthreads_wanted > 1);
 		int r = engine_resolve(e, base, p, min_sz(w.n, e->npages - p), write, more, &covered);
 		if (r < 0) {
-			/* The source failed: the access gets SIGBUS, as in the
-			 * in-thread mode (or faults again where poison is missing). */
-			if (libuffd_poison(e->uffd, (void *)a, e->page, 0, NULL) < 0)
-				libuffd_wake(e->uffd, (void *)a, e->page);
-		} else
+			fail_fault(e, &ev[k], r);
+			failed = a;
+			failed_err = r;
+		} else {
 			ENGINE_COUNT(e, faults, 1);
+		}
 		covered_end = a + ((covered ? covered : 1) << e->shift);
 	}
 }
@@ -237,7 +336,11 @@ static void threads_stop(struct libuffd_engine *e)
 
 static int threads_start(struct libuffd_engine *e, unsigned int threads)
 {
-	int r = engine_threads_start(e, threads);
+	/* A fault that cannot be served ends in SIGBUS: by UFFDIO_POISON,
+	 * or else by a signal to the faulting thread (see signal_fault()). */
+	int can_fail = (e->ioctls & LIBUFFD_IOCTL_POISON) ||
+		       ((e->features & LIBUFFD_FEATURE_THREAD_ID) && !e->kernel_faults);
+	int r = can_fail ? engine_threads_start(e, threads) : -EOPNOTSUPP;
 
 	if (r < 0)
 		threads_stop(e);
@@ -245,6 +348,8 @@ static int threads_start(struct libuffd_engine *e, unsigned int threads)
 }
 
 const struct engine_mode engine_handler_threads = {
+	/* Used without UFFDIO_POISON; the exact address for si_addr. */
+	.requested = LIBUFFD_FEATURE_THREAD_ID | LIBUFFD_FEATURE_EXACT_ADDRESS,
 	.start = threads_start,
 	.stop = threads_stop,
 };

@@ -13,6 +13,10 @@
 #include "engine-internal.h"
 
 #define SCRATCH_MAX (256u << 10)
+/* What both modes use, asked of the kernel all the same: UFFDIO_API's
+ * answer, then UFFDIO_REGISTER's. */
+#define ENGINE_API_IOCTLS (LIBUFFD_IOCTL_API | LIBUFFD_IOCTL_REGISTER | LIBUFFD_IOCTL_UNREGISTER)
+#define ENGINE_RANGE_IOCTLS (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_ZEROPAGE | LIBUFFD_IOCTL_WAKE)
 
 /* ---- Creation ------------------------------------------------------------- */
 
@@ -106,7 +110,6 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 {
 	struct libuffd_open_opts oo = { 0 };
 	struct libuffd_api api;
-	uint64_t ioctls;
 	unsigned int threads = o->threads ? o->threads : 1;
 
 	switch (o->mode) {
@@ -137,7 +140,8 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	if (uffd_sys_mmap(e->zeros_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
 			  (void **)&e->zeros) < 0)
 		return -ENOMEM;
-	uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ); /* zero-page PTEs */
+	/* Zero-page PTEs; asked once, for the file source too. */
+	e->populate_read = uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ) == 0;
 	size_t words = (e->npages + BITS_PER_WORD - 1) / BITS_PER_WORD;
 	e->zeroed = calloc(words, sizeof(unsigned long));
 	if (!e->zeroed)
@@ -147,25 +151,30 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	if (o->open_opts)
 		oo = *o->open_opts;
 	oo.flags &= ~LIBUFFD_OPEN_BLOCKING; /* our reads must not block */
+	e->kernel_faults = !!(oo.flags & LIBUFFD_OPEN_KERNEL_FAULTS);
 	e->uffd = libuffd_open(&oo, NULL);
 	if (e->uffd < 0)
 		return e->uffd;
+	/* Without the events, removed pages would read the source again and
+	 * a moved region would read zero. */
 	uint64_t events = LIBUFFD_FEATURE_EVENT_REMOVE | LIBUFFD_FEATURE_EVENT_UNMAP |
 			  LIBUFFD_FEATURE_EVENT_REMAP;
-	r = libuffd_api_handshake(e->uffd, events, e->mode->features, &api);
+	r = libuffd_api_handshake(e->uffd, e->mode->requested, events | e->mode->features, &api);
 	if (r < 0)
 		return r;
+	if ((api.ioctls & ENGINE_API_IOCTLS) != ENGINE_API_IOCTLS)
+		return -EOPNOTSUPP;
+	e->features = api.features;
 	e->stop_efd = uffd_sys_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
 	if (e->stop_efd < 0)
 		return e->stop_efd;
 	e->kick_efd = uffd_sys_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
 	if (e->kick_efd < 0)
 		return e->kick_efd;
-	r = libuffd_register(e->uffd, addr, len, LIBUFFD_REGISTER_MISSING, &ioctls);
+	r = libuffd_register(e->uffd, addr, len, LIBUFFD_REGISTER_MISSING, &e->ioctls);
 	if (r < 0)
 		return r;
-	if ((ioctls & (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_ZEROPAGE)) !=
-	    (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_ZEROPAGE)) {
+	if ((e->ioctls & ENGINE_RANGE_IOCTLS) != ENGINE_RANGE_IOCTLS) {
 		libuffd_unregister(e->uffd, addr, len);
 		return -EOPNOTSUPP;
 	}
