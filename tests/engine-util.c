@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/wait.h>
 
 #include "engine-util.h"
@@ -47,6 +48,34 @@ int page_is_zero(const void *p)
 	return 1;
 }
 
+/* The features an engine needs, and the Linux version that brought each. */
+static const struct {
+	uint64_t bit;
+	const char *name, *since;
+	int in_thread_only;
+} needed[] = {
+	{ LIBUFFD_FEATURE_EVENT_REMAP, "UFFD_FEATURE_EVENT_REMAP", "4.11", 0 },
+	{ LIBUFFD_FEATURE_EVENT_REMOVE, "UFFD_FEATURE_EVENT_REMOVE", "4.11", 0 },
+	{ LIBUFFD_FEATURE_EVENT_UNMAP, "UFFD_FEATURE_EVENT_UNMAP", "4.11", 0 },
+	{ LIBUFFD_FEATURE_SIGBUS, "UFFD_FEATURE_SIGBUS", "4.14", 1 },
+};
+
+const char *engine_unsupported_reason(enum libuffd_engine_mode mode)
+{
+	static char why[200];
+	struct libuffd_api api;
+
+	if (libuffd_kernel_api(&api) == 0)
+		for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+			if (!(api.features & needed[i].bit) &&
+			    (!needed[i].in_thread_only || mode == LIBUFFD_ENGINE_IN_THREAD)) {
+				snprintf(why, sizeof(why), "the kernel lacks %s (Linux %s)",
+					 needed[i].name, needed[i].since);
+				return why;
+			}
+	return "the kernel lacks a userfaultfd feature or ioctl the engine needs";
+}
+
 struct libuffd_engine *serve_with(void *region, size_t len,
 					 const struct libuffd_engine_source *src,
 					 const struct libuffd_engine_opts *o)
@@ -54,7 +83,7 @@ struct libuffd_engine *serve_with(void *region, size_t len,
 	struct libuffd_engine *e;
 	int r = libuffd_engine_create(region, len, src, o, &e);
 	if (r == -EOPNOTSUPP)
-		SKIP("the kernel lacks a userfaultfd feature the mode needs");
+		SKIP("%s", engine_unsupported_reason(o->mode));
 	ASSERT_OK(r);
 	return e;
 }
@@ -108,14 +137,22 @@ int fill_fails(void *ctx, uint64_t offset, void *dst, size_t len)
 	return -EIO;
 }
 
+int fill_error(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	return *(const int *)ctx;
+}
+
 /* A SIGBUS handler installed before the engine: the in-thread mode
  * must chain to it for what it does not resolve. */
 sigjmp_buf bus_jump;
 void *volatile bus_addr;
+volatile int bus_code, bus_errno;
 
 void on_test_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	bus_addr = si->si_addr;
+	bus_code = si->si_code;
+	bus_errno = si->si_errno;
 	siglongjmp(bus_jump, 1);
 }
 

@@ -33,8 +33,12 @@ void *make_source(size_t npages, uint64_t seed);
 long first_bad_page(const void *p, size_t first_nr, size_t npages, uint64_t seed);
 int page_is_zero(const void *p);
 
-/* An engine on region (skips the case when the kernel lacks a feature
- * the mode needs). */
+/* Why creating an engine in this mode failed with -EOPNOTSUPP: the
+ * feature the kernel lacks, and the Linux version that brought it. */
+const char *engine_unsupported_reason(enum libuffd_engine_mode mode);
+
+/* An engine on region (skips the case, saying why, when the kernel lacks
+ * a feature the mode needs). */
 struct libuffd_engine *serve_with(void *region, size_t len,
 				  const struct libuffd_engine_source *src,
 				  const struct libuffd_engine_opts *o);
@@ -52,11 +56,14 @@ struct libuffd_engine_stats stats(struct libuffd_engine *e);
 
 /* A CALLBACK source that always fails with -EIO. */
 int fill_fails(void *ctx, uint64_t offset, void *dst, size_t len);
+/* One that always fails with the error *(int *)ctx. */
+int fill_error(void *ctx, uint64_t offset, void *dst, size_t len);
 
-/* A SIGBUS handler that records si_addr in bus_addr and jumps to
- * bus_jump; read_raises_sigbus() sets the jump. */
+/* A SIGBUS handler that records si_addr, si_code and si_errno and jumps
+ * to bus_jump; read_raises_sigbus() sets the jump. */
 extern sigjmp_buf bus_jump;
 extern void *volatile bus_addr;
+extern volatile int bus_code, bus_errno;
 void on_test_sigbus(int sig, siginfo_t *si, void *uc);
 void install_test_sigbus(void);
 /* Read *p; returns 1 if that raised SIGBUS (caught by on_test_sigbus). */

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -26,6 +27,53 @@ BOTH_MODES(source_error_raises_sigbus)
 	struct libuffd_engine *e = serve(r, 4 * pg, &s, mode, 1);
 	ASSERT_TRUE(read_raises_sigbus(r + pg + 3));
 	ASSERT_TRUE(bus_addr == r + pg + 3);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* A source's errors that the kernel also gives the engine (EAGAIN: an
+ * event is pending, EEXIST: a racer resolved the page, ENOENT, ESRCH: the
+ * page is gone) are failures all the same, not a reason to retry. */
+BOTH_MODES(source_errors_like_the_kernels_raise_sigbus)
+{
+	static const int errors[] = { -EAGAIN, -EEXIST, -ENOENT, -ESRCH };
+	size_t pg = page_size();
+
+	install_test_sigbus();
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		char *r = map_pages(4);
+		struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+						   .fill = fill_error, .ctx = (void *)&errors[i] };
+		struct libuffd_engine *e = serve(r, 4 * pg, &s, mode, 1);
+		ASSERT_TRUE(read_raises_sigbus(r + 2 * pg + 5));
+		ASSERT_TRUE(bus_addr == r + 2 * pg + 5);
+		ASSERT_OK(libuffd_engine_destroy(e));
+	}
+}
+
+/* Readable up to *(uint64_t *)ctx bytes, failing past it. */
+static int fill_up_to(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	if (offset + len > *(const uint64_t *)ctx)
+		return -EIO;
+	memset(dst, 0x3c, len);
+	return 0;
+}
+
+/* A window that reaches the pages where the source fails does not fail
+ * the faulting page: that one is served alone. */
+BOTH_MODES(source_failing_past_the_faulting_page_fails_only_there)
+{
+	size_t pg = page_size();
+	uint64_t limit = 4 * pg;
+	char *r = map_pages(64);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_up_to, .ctx = &limit };
+	install_test_sigbus();
+	struct libuffd_engine *e = serve(r, 64 * pg, &s, mode, 1);
+	for (size_t i = 0; i < 4; i++)
+		ASSERT_EQ(r[i * pg + 1], 0x3c);
+	ASSERT_TRUE(read_raises_sigbus(r + 4 * pg));
+	ASSERT_TRUE(bus_addr == r + 4 * pg);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
