@@ -220,7 +220,7 @@ static void *plain_thread(void *arg)
 static int plain_uffd(uint64_t features, char *region, size_t len)
 {
 	struct libuffd_api api;
-	uint64_t ioctls;
+	uint64_t ioctls = 0;
 	int fd = libuffd_open(NULL, NULL);
 	int r = fd < 0 ? fd : libuffd_api_handshake(fd, features, features, &api);
 	if (r == 0)
