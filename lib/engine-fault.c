@@ -188,7 +188,7 @@ static int fill(struct libuffd_engine *e, uintptr_t dst, const struct span *sp, 
 
 /* A thread that has read a remove event but not yet marked the pages
  * would let us copy the source into pages that must read as zero. */
-void engine_wait_event_readers(struct libuffd_engine *e)
+void engine_wait_event_readers(const struct libuffd_engine *e)
 {
 	while (LOAD(&e->ev_readers))
 		uffd_sys_yield();

@@ -156,7 +156,7 @@ int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 
 /* Wait until no thread is between reading events and applying them;
  * async-signal-safe. */
-void engine_wait_event_readers(struct libuffd_engine *e);
+void engine_wait_event_readers(const struct libuffd_engine *e);
 
 /* ---- engine-threads.c: the engine's threads, for both modes ------------ */
 

@@ -232,6 +232,7 @@ LIBUFFD_EXPORT int libuffd_engine_destroy(struct libuffd_engine *e)
 static int clamp(struct libuffd_engine *e, void *addr, size_t len, uintptr_t *base, size_t *p0,
 		 size_t *p1)
 {
+	engine_wait_event_readers(e); /* a region just moved: its new place */
 	uintptr_t b = LOAD(&e->base), a = (uintptr_t)addr, end = a + len;
 
 	if (end < a || !len || end <= b || a >= b + e->len)
@@ -316,5 +317,7 @@ LIBUFFD_EXPORT void *libuffd_engine_region(const struct libuffd_engine *e, size_
 		return NULL;
 	if (len)
 		*len = e->len;
+	/* mremap() returns once its event is read, maybe not yet applied. */
+	engine_wait_event_readers(e);
 	return (void *)LOAD(&e->base);
 }
