@@ -282,7 +282,9 @@ static void detach(struct libuffd_engine *e)
 static void in_thread_stop(struct libuffd_engine *e)
 {
 	/* Unregistering first makes faulting threads retry natively;
-	 * detaching then waits for the handlers still inside. */
+	 * detaching then waits for the handlers still inside.  The region
+	 * is where the last remap event put it. */
+	engine_wait_event_readers(e);
 	libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
 	detach(e);
 	engine_threads_stop(e);
