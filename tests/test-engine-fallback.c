@@ -216,6 +216,12 @@ static void hiding(enum libuffd_engine_mode mode, const struct hidden *h, enum o
 #define POISON_GONE LIBUFFD_FEATURE_POISON /* with LIBUFFD_IOCTL_POISON, as before 6.6 */
 
 HIDING(nothing_hidden, 0, 0, 0, SERVES, SERVES)
+/* What Linux 6.1 (Debian 12) lacks of the newer answer: its UFFD_API_FEATURES
+ * and UFFD_API_RANGE_IOCTLS have no poison, move, WP_UNPOPULATED, WP_ASYNC. */
+HIDING(as_on_linux_6_1,
+       LIBUFFD_FEATURE_POISON | LIBUFFD_FEATURE_MOVE | LIBUFFD_FEATURE_WP_UNPOPULATED |
+	       LIBUFFD_FEATURE_WP_ASYNC,
+       LIBUFFD_IOCTL_POISON | LIBUFFD_IOCTL_MOVE, 0, SERVES, SERVES)
 /* Linux 6.1 to 6.5: handler threads signal the faulting thread. */
 HIDING(without_poison, POISON_GONE, LIBUFFD_IOCTL_POISON, 0, SERVES, SERVES)
 HIDING(without_poison_or_exact_address, POISON_GONE | LIBUFFD_FEATURE_EXACT_ADDRESS,
