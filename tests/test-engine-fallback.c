@@ -14,6 +14,8 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -276,4 +278,113 @@ TEST_TIMEOUT(handler_threads_sigbus_through_the_in_thread_handler_kills, 60)
 	}
 	ASSERT_SYS(waitpid(pid, &status, 0));
 	assert_killed_by_sigbus(status);
+}
+
+/* ---- Several threads on one failing page --------------------------------- */
+
+static int held, release_hold; /* __atomic: shared with the handler thread */
+
+/* Fails; the first call waits until released, holding the handler. */
+static int fill_fails_slowly(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	if (!__atomic_exchange_n(&held, 1, __ATOMIC_ACQ_REL))
+		while (!__atomic_load_n(&release_hold, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	return -EIO;
+}
+
+static __thread sigjmp_buf thread_jump;
+
+static void on_thread_sigbus(int sig)
+{
+	siglongjmp(thread_jump, 1);
+}
+
+/* Returns 1 when reading the page raised SIGBUS. */
+static void *read_page(void *p)
+{
+	if (sigsetjmp(thread_jump, 1))
+		return (void *)1;
+	(void)*(volatile char *)p;
+	return NULL;
+}
+
+/* Faults waiting on the engine's descriptor (read or not), from
+ * /proc/self/fdinfo: userfaultfd's "total". */
+static int faults_waiting(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int total = -1;
+
+	ASSERT_TRUE(d);
+	while ((de = readdir(d)) && total < 0) {
+		char path[300], link[64], info[512];
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (!strstr(link, "userfaultfd"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(info, sizeof(info), f))
+			if (sscanf(info, "total: %d", &total) == 1)
+				break;
+		fclose(f);
+	}
+	closedir(d);
+	return total;
+}
+
+/* Duplicate faults are folded into one resolution: when it fails, each
+ * faulting thread must still get SIGBUS (none is left waiting). */
+static void every_thread_gets_sigbus(const struct hidden *h)
+{
+	size_t pg = page_size();
+	char *r = map_pages(16);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_fails_slowly };
+	struct libuffd_engine_opts o = { .mode = HT, .threads = 1 };
+	struct libuffd_engine *e;
+	struct sigaction sa = { .sa_handler = on_thread_sigbus };
+	pthread_t first, dup[3];
+	void *v;
+
+	hide(h);
+	ASSERT_SYS(sigaction(SIGBUS, &sa, NULL));
+	ASSERT_OK(libuffd_engine_create(r, 16 * pg, &s, &o, &e));
+	ASSERT_EQ(pthread_create(&first, NULL, read_page, r), 0);
+	while (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(pthread_create(&dup[i], NULL, read_page, r + 9 * pg), 0);
+	/* The first fault, read, and three waiting for the handler. */
+	double deadline = now_ms() + 20000;
+	while (faults_waiting() < 4 && now_ms() < deadline)
+		usleep(1000);
+	ASSERT_EQ(faults_waiting(), 4);
+	__atomic_store_n(&release_hold, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(pthread_join(first, &v), 0);
+	ASSERT_TRUE(v == (void *)1);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(pthread_join(dup[i], &v), 0);
+		ASSERT_TRUE(v == (void *)1);
+	}
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+TEST_TIMEOUT(every_thread_on_a_failed_page_gets_sigbus, 60)
+{
+	static const struct hidden h = { 0 };
+	every_thread_gets_sigbus(&h);
+}
+
+TEST_TIMEOUT(every_thread_on_a_failed_page_gets_sigbus_without_poison, 60)
+{
+	static const struct hidden h = { POISON_GONE, LIBUFFD_IOCTL_POISON, 0 };
+	every_thread_gets_sigbus(&h);
 }
