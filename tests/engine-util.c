@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Helpers shared by the engine's tests: patterned sources, serving a
  * region, waiting for the counters, and catching SIGBUS. */
+#include <dirent.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -173,6 +174,46 @@ int read_raises_sigbus(volatile char *p)
 		return 1;
 	(void)*p;
 	return 0;
+}
+
+/* Faults waiting on the engine's descriptor (read or not), from
+ * /proc/self/fdinfo: userfaultfd's "total". */
+int faults_waiting(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int total = -1;
+
+	ASSERT_TRUE(d);
+	while ((de = readdir(d)) && total < 0) {
+		char path[300], link[64], info[512];
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		ssize_t n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = '\0';
+		if (!strstr(link, "userfaultfd"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(info, sizeof(info), f))
+			if (sscanf(info, "total: %d", &total) == 1)
+				break;
+		fclose(f);
+	}
+	closedir(d);
+	return total;
+}
+
+void wait_for_faults(int n)
+{
+	double deadline = now_ms() + 20000;
+
+	while (faults_waiting() < n && now_ms() < deadline)
+		usleep(1000);
+	ASSERT_GE(faults_waiting(), n);
 }
 
 void assert_killed_by_sigbus(int status)

@@ -71,4 +71,10 @@ int read_raises_sigbus(volatile char *p);
 
 void assert_killed_by_sigbus(int status);
 
+/* Faults waiting on this process's userfaultfd, read by a handler or not
+ * (the "total" of /proc/self/fdinfo; the first descriptor found), or -1. */
+int faults_waiting(void);
+/* Wait, up to 20 s, until at least n faults wait. */
+void wait_for_faults(int n);
+
 #endif

@@ -309,37 +309,6 @@ static void *read_page(void *p)
 	return NULL;
 }
 
-/* Faults waiting on the engine's descriptor (read or not), from
- * /proc/self/fdinfo: userfaultfd's "total". */
-static int faults_waiting(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int total = -1;
-
-	ASSERT_TRUE(d);
-	while ((de = readdir(d)) && total < 0) {
-		char path[300], link[64], info[512];
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		ssize_t n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = '\0';
-		if (!strstr(link, "userfaultfd"))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%s", de->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(info, sizeof(info), f))
-			if (sscanf(info, "total: %d", &total) == 1)
-				break;
-		fclose(f);
-	}
-	closedir(d);
-	return total;
-}
-
 /* Duplicate faults are folded into one resolution: when it fails, each
  * faulting thread must still get SIGBUS (none is left waiting). */
 static void every_thread_gets_sigbus(const struct hidden *h)
@@ -363,10 +332,7 @@ static void every_thread_gets_sigbus(const struct hidden *h)
 	for (int i = 0; i < 3; i++)
 		ASSERT_EQ(pthread_create(&dup[i], NULL, read_page, r + 9 * pg), 0);
 	/* The first fault, read, and three waiting for the handler. */
-	double deadline = now_ms() + 20000;
-	while (faults_waiting() < 4 && now_ms() < deadline)
-		usleep(1000);
-	ASSERT_EQ(faults_waiting(), 4);
+	wait_for_faults(4);
 	__atomic_store_n(&release_hold, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(pthread_join(first, &v), 0);
 	ASSERT_TRUE(v == (void *)1);

@@ -226,7 +226,7 @@ TEST(handler_threads_fold_duplicate_faults)
 	 * read in one batch. */
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(pthread_create(&dup[i], NULL, touch_page, r + 40 * pg), 0);
-	usleep(300 * 1000);
+	wait_for_faults(5);
 	__atomic_store_n(&release_hold, 1, __ATOMIC_RELEASE);
 	void *v;
 	for (int i = 0; i < 4; i++) {
