@@ -316,8 +316,10 @@ BOTH_MODES(mremap_pages_outside_the_region_read_zero)
 {
 	size_t n = 64, pg = page_size();
 	void *src = make_source(n, 12);
-	char *r = map_pages(n + 16); /* room to grow */
-	ASSERT_SYS(munmap(r + n * pg, 16 * pg));
+	/* Room to grow, kept reserved until then: the engine's and the
+	 * sanitizers' mappings would take a hole left free. */
+	char *r = map_pages(n + 16);
+	ASSERT_SYS(mprotect(r + n * pg, 16 * pg, PROT_NONE));
 	char *hole = map_pages(8);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
 					   .size = n * pg };
@@ -333,6 +335,7 @@ BOTH_MODES(mremap_pages_outside_the_region_read_zero)
 	/* Put them back, then grow the mapping in place past the region. */
 	ASSERT_TRUE(mremap(m, 8 * pg, 8 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, r + (n - 8) * pg) ==
 		    r + (n - 8) * pg);
+	ASSERT_SYS(munmap(r + n * pg, 16 * pg));
 	ASSERT_TRUE(mremap(r, n * pg, (n + 16) * pg, 0) == r);
 	ASSERT_TRUE(page_is_zero(r + (n + 4) * pg));
 	r[(n + 9) * pg] = 9;
@@ -351,9 +354,10 @@ BOTH_MODES(munmap_and_remap_while_served)
 	/* The unmap event must be read, or munmap would wait for ever. */
 	ASSERT_SYS(munmap(r + 32 * pg, 32 * pg));
 	ASSERT_EQ(first_bad_page(r + 8 * pg, 8, 1, 10), -1);
-	/* Fresh memory in the hole is not registered: plain zero pages. */
+	/* Fresh memory in the hole is not registered: plain zero pages.
+	 * (NOREPLACE: never over a mapping that took the hole meanwhile.) */
 	char *again = mmap(r + 32 * pg, 32 * pg, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	ASSERT_TRUE(again == r + 32 * pg);
 	ASSERT_TRUE(page_is_zero(again + pg));
 	ASSERT_EQ(first_bad_page(r + 20 * pg, 20, 1, 10), -1);
