@@ -220,10 +220,18 @@ static void *plain_thread(void *arg)
 static int plain_uffd(uint64_t features, char *region, size_t len)
 {
 	struct libuffd_api api;
+	uint64_t ioctls = 0;
 	int fd = libuffd_open(NULL, NULL);
-	if (fd < 0 || libuffd_api_handshake(fd, features, features, &api) < 0 ||
-	    libuffd_register(fd, region, len, LIBUFFD_REGISTER_MISSING, NULL) < 0)
-		die("plain handler setup", fd < 0 ? -fd : EINVAL);
+	int r = fd < 0 ? fd : libuffd_api_handshake(fd, features, features, &api);
+	if (r == 0)
+		r = libuffd_register(fd, region, len, LIBUFFD_REGISTER_MISSING, &ioctls);
+	if (r < 0)
+		die("plain handler setup", -r);
+	/* The plain handlers copy, and wake after EEXIST. */
+	if ((ioctls & (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_WAKE)) !=
+	    (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_WAKE))
+		die("plain handler setup: UFFDIO_REGISTER offers no UFFDIO_COPY or UFFDIO_WAKE",
+		    EOPNOTSUPP);
 	return fd;
 }
 
@@ -381,8 +389,9 @@ static void overhead(void)
 		struct libuffd_engine *e;
 		char *r = map_fresh(size, 0);
 		size_t before = rss();
-		if (libuffd_engine_create(r, size, &src, &o, &e) < 0)
-			die("libuffd_engine_create", EINVAL);
+		int err = libuffd_engine_create(r, size, &src, &o, &e);
+		if (err < 0)
+			die("libuffd_engine_create", -err);
 		for (size_t i = 0; i < npages; i++) /* serve everything */
 			((volatile char *)r)[i * pg] = 1;
 		size_t after = rss();

@@ -30,7 +30,8 @@ enum libuffd_engine_source_kind {
 
 /* Fill dst[0, len) with the region's contents at offset (page aligned;
  * len a multiple of the page size, at most the scratch size).  Return 0
- * or a negative errno.  In the in-thread mode it runs in a SIGBUS
+ * or a negative errno (the access then raises SIGBUS; -ENOENT and -ESRCH
+ * are reported as -EIO).  In the in-thread mode it runs in a SIGBUS
  * handler: it must be async-signal-safe and must not touch the region (nor
  * any in-thread engine's: SIGBUS is blocked there, and a fault kills). */
 typedef int (*libuffd_engine_fill_fn)(void *ctx, uint64_t offset, void *dst, size_t len);
@@ -74,10 +75,10 @@ struct libuffd_engine_opts {
 
 /* Serve [addr, addr+len), a private anonymous mapping (page aligned,
  * not yet touched), from src.  opts may be NULL (one handler thread).
- * Errors: -EINVAL (alignment, options), -EOPNOTSUPP (the kernel lacks
- * UFFD_FEATURE_SIGBUS for the in-thread mode), -EBUSY (in-thread: the
- * region overlaps another engine's, or too many engines), the errors of
- * libuffd_open() and libuffd_register(), -ENOMEM. */
+ * Errors: -EINVAL (alignment, options), -EOPNOTSUPP (the kernel lacks a
+ * feature or ioctl the mode needs: see libuffd-engine(3)), -EBUSY
+ * (in-thread: the region overlaps another engine's, or too many engines),
+ * the errors of libuffd_open() and libuffd_register(), -ENOMEM. */
 int libuffd_engine_create(void *addr, size_t len, const struct libuffd_engine_source *src,
 			  const struct libuffd_engine_opts *opts, struct libuffd_engine **out);
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -11,14 +10,6 @@ static int api_ioctl(int fd, uint64_t features, struct uffdio_api *out)
 	out->api = UFFD_API;
 	out->features = features;
 	return uffd_sys_ioctl(fd, UFFDIO_API, out);
-}
-
-static int close_keep_errno(int fd)
-{
-	int saved = errno;
-	close(fd);
-	errno = saved;
-	return 0;
 }
 
 LIBUFFD_EXPORT int libuffd_kernel_api(struct libuffd_api *api)
@@ -35,7 +26,7 @@ LIBUFFD_EXPORT int libuffd_kernel_api(struct libuffd_api *api)
 		if (fd < 0)
 			return fd;
 		int ret = api_ioctl(fd, 0, &raw);
-		close_keep_errno(fd);
+		uffd_sys_close(fd);
 		if (ret < 0)
 			return ret;
 		__atomic_store_n(&cached_features, raw.features, __ATOMIC_RELAXED);

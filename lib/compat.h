@@ -18,6 +18,9 @@
 #define USERFAULTFD_IOC 0xAA
 #define USERFAULTFD_IOC_NEW _IO(USERFAULTFD_IOC, 0x00)
 #endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 #ifndef _UFFDIO_MOVE
 #define _UFFDIO_MOVE (0x05)
 #endif

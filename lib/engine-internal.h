@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Shared between engine.c (core, handler threads) and engine-sigbus.c. */
+/*
+ * Shared by the engine's files.  Dependencies run one way:
+ *   engine.c          its life: creation, destruction, populate, stats
+ *     -> a mode, through struct engine_mode:
+ *        engine-threads.c  handler threads (and the thread that reads
+ *                          events in the other mode)
+ *        engine-sigbus.c   in-thread: SIGBUS in the faulting thread
+ *     -> engine-fault.c    the fault path, async-signal-safe
+ */
 #ifndef LIBUFFD_ENGINE_INTERNAL_H
 #define LIBUFFD_ENGINE_INTERNAL_H
 
 #include <pthread.h>
+#include <signal.h>
 
 #include "libuffd-engine.h"
 #include "internal.h"
+
+#include <limits.h>
 
 #define ENGINE_STREAMS 8
 #define ENGINE_AHEAD 16
@@ -15,9 +26,15 @@ struct engine_counters {
 	uint64_t faults, folded, pages, eexist, eagain, events;
 };
 
+struct engine_mode;
+
 struct libuffd_engine {
 	int uffd;
-	enum libuffd_engine_mode mode;
+	const struct engine_mode *mode;
+	uint64_t features;  /* enabled at UFFDIO_API */
+	uint64_t ioctls;    /* allowed on the region by UFFDIO_REGISTER */
+	int kernel_faults;  /* the descriptor takes faults in kernel mode too */
+	int populate_read;  /* MADV_POPULATE_READ works (Linux 5.14) */
 	uintptr_t base; /* atomic: moves with a whole-region mremap */
 	size_t len, npages;
 	size_t page;
@@ -60,7 +77,70 @@ struct libuffd_engine {
 	struct engine_counters c;
 };
 
+/* How faults reach the engine.  The engine's life calls these; a mode
+ * calls the fault path below it, never the life above. */
+struct engine_mode {
+	uint64_t features;      /* required at UFFDIO_API */
+	uint64_t requested;     /* used where the kernel offers them */
+	unsigned int copy_mode; /* LIBUFFD_DONTWAKE when nobody waits in the kernel */
+	unsigned int scratch;   /* CALLBACK scratch buffers; 0: one per thread */
+	/* Serve the registered region with up to `threads` threads; on
+	 * failure nothing is left running and the region is unregistered. */
+	int (*start)(struct libuffd_engine *e, unsigned int threads);
+	/* Unregister the region and stop serving: nobody is left waiting. */
+	void (*stop)(struct libuffd_engine *e);
+};
+
+extern const struct engine_mode engine_handler_threads; /* engine-threads.c */
+extern const struct engine_mode engine_in_thread;       /* engine-sigbus.c */
+
+/* Handler threads raise SIGBUS for a fault they cannot serve, where the
+ * kernel lacks UFFDIO_POISON, with this si_code and the error in si_errno:
+ * such a SIGBUS stands for a fault, not for a signal sent with kill(2). */
+#define ENGINE_SIGBUS_CODE SI_QUEUE
+
+static inline int engine_sigbus_is_fault(const siginfo_t *si)
+{
+	return si->si_code == ENGINE_SIGBUS_CODE && si->si_errno > 0;
+}
+
 #define ENGINE_COUNT(e, field, n) __atomic_fetch_add(&(e)->c.field, (n), __ATOMIC_RELAXED)
+
+#define BITS_PER_WORD (sizeof(unsigned long) * CHAR_BIT)
+#define LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+static inline size_t min_sz(size_t a, size_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- engine-fault.c: the fault path, async-signal-safe ---------------- */
+
+struct window {
+	size_t n;               /* pages to resolve now, from the fault */
+	size_t ahead_p, ahead_n; /* read-ahead to queue (ahead_n 0: none) */
+};
+
+/* Fault messages read while resolving, for handler threads to serve. */
+struct pending {
+	struct libuffd_event *ev;
+	unsigned int n, cap;
+};
+
+/* The window to resolve for a fault at page p, and read-ahead to queue. */
+void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w);
+
+/* Queue w's read-ahead for the engine's threads; kick: wake one. */
+void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr, int kick);
+
+/* Resolve pages [p, p + n) at base (see engine-fault.c).  Returns 0 when
+ * page p is present afterwards; -ENOENT or -ESRCH when it is no longer
+ * registered or mapped, or the address space is gone (the kernel's
+ * answer); another -errno when it cannot be served (the source's error,
+ * or the kernel's). */
+int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
+		   struct pending *pd, size_t *covered);
 
 /* Resolve the fault at region page p (write: the access is a write);
  * async-signal-safe.  Returns 0 when page p is present afterwards, else a
@@ -76,10 +156,11 @@ int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 
 /* Wait until no thread is between reading events and applying them;
  * async-signal-safe. */
-void engine_wait_event_readers(struct libuffd_engine *e);
+void engine_wait_event_readers(const struct libuffd_engine *e);
 
-/* engine-sigbus.c: the in-thread mode. */
-int engine_sigbus_attach(struct libuffd_engine *e);
-void engine_sigbus_detach(struct libuffd_engine *e);
+/* ---- engine-threads.c: the engine's threads, for both modes ------------ */
+
+int engine_threads_start(struct libuffd_engine *e, unsigned int n);
+void engine_threads_stop(struct libuffd_engine *e);
 
 #endif

@@ -6,7 +6,6 @@
  * Everything here is async-signal-safe: atomics, ioctl, read, sigaction.
  */
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
@@ -44,10 +43,11 @@ static int fault_is_write(const void *uc)
 }
 
 /* A SIGBUS that is not the retried access of a fault: kill(2), sigqueue(3),
- * or an action-optional memory error. */
+ * or an action-optional memory error (a handler thread's, for a fault it
+ * could not serve, is a fault). */
 static int asynchronous(const siginfo_t *si)
 {
-	return si->si_code <= 0 || si->si_code == BUS_MCEERR_AO;
+	return (si->si_code <= 0 && !engine_sigbus_is_fault(si)) || si->si_code == BUS_MCEERR_AO;
 }
 
 /* SA_RESETHAND: the previous handler has had its one delivery. */
@@ -68,13 +68,13 @@ static void chain(int sig, siginfo_t *si, void *uc)
 		sigset_t old, bus;
 		sigemptyset(&bus);
 		sigaddset(&bus, sig);
-		sigprocmask(SIG_BLOCK, &previous.sa_mask, &old);
-		sigprocmask(previous.sa_flags & SA_NODEFER ? SIG_UNBLOCK : SIG_BLOCK, &bus, NULL);
+		uffd_sys_sigprocmask(SIG_BLOCK, &previous.sa_mask, &old);
+		uffd_sys_sigprocmask(previous.sa_flags & SA_NODEFER ? SIG_UNBLOCK : SIG_BLOCK, &bus, NULL);
 		if (previous.sa_flags & SA_SIGINFO)
 			previous.sa_sigaction(sig, si, uc);
 		else
 			previous.sa_handler(sig);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		uffd_sys_sigprocmask(SIG_SETMASK, &old, NULL);
 		return;
 	}
 	if (previous.sa_handler == SIG_IGN && asynchronous(si))
@@ -84,9 +84,9 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
-	sigaction(sig, &dfl, NULL);
+	uffd_sys_sigaction(sig, &dfl, NULL);
 	if (asynchronous(si))
-		raise(sig);
+		uffd_sys_raise(sig);
 }
 
 /* The address this thread last let retry without resolving it (static
@@ -208,7 +208,7 @@ static void register_atfork(void)
 	atfork_error = -pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-int engine_sigbus_attach(struct libuffd_engine *e)
+static int attach(struct libuffd_engine *e)
 {
 	pthread_once(&atfork_once, register_atfork);
 	if (atfork_error)
@@ -240,10 +240,9 @@ int engine_sigbus_attach(struct libuffd_engine *e)
 		sa.sa_sigaction = on_sigbus;
 		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 		sigemptyset(&sa.sa_mask);
-		if (sigaction(SIGBUS, &sa, &previous) < 0) {
-			r = -errno;
+		r = uffd_sys_sigaction(SIGBUS, &sa, &previous);
+		if (r < 0)
 			goto out;
-		}
 		installed = 1;
 	}
 	/* Retired ranges that we now serve are not retired any more. */
@@ -259,7 +258,7 @@ out:
 	return r;
 }
 
-void engine_sigbus_detach(struct libuffd_engine *e)
+static void detach(struct libuffd_engine *e)
 {
 	pthread_mutex_lock(&slots_lock);
 	for (int i = 0; i < SLOTS; i++) {
@@ -274,6 +273,43 @@ void engine_sigbus_detach(struct libuffd_engine *e)
 	 * half it entered with, which the flip closes to newcomers. */
 	unsigned int old = __atomic_fetch_add(&epoch, 1, __ATOMIC_SEQ_CST) & 1;
 	while (__atomic_load_n(&inflight[old], __ATOMIC_SEQ_CST))
-		sched_yield();
+		uffd_sys_yield();
 	pthread_mutex_unlock(&slots_lock);
 }
+
+/* ---- The mode ------------------------------------------------------------ */
+
+static void in_thread_stop(struct libuffd_engine *e)
+{
+	/* Unregistering first makes faulting threads retry natively;
+	 * detaching then waits for the handlers still inside.  The region
+	 * is where the last remap event put it. */
+	engine_wait_event_readers(e);
+	libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
+	detach(e);
+	engine_threads_stop(e);
+}
+
+static int in_thread_start(struct libuffd_engine *e, unsigned int threads)
+{
+	int r = attach(e);
+
+	if (r < 0) {
+		libuffd_unregister(e->uffd, (void *)LOAD(&e->base), e->len);
+		return r;
+	}
+	/* One thread reads the events: madvise, munmap, mremap wait for it. */
+	r = engine_threads_start(e, 1);
+	if (r < 0)
+		in_thread_stop(e);
+	return r;
+}
+
+const struct engine_mode engine_in_thread = {
+	.features = LIBUFFD_FEATURE_SIGBUS,
+	/* Nobody waits in the kernel: no wake after a copy. */
+	.copy_mode = LIBUFFD_DONTWAKE,
+	.scratch = 8,
+	.start = in_thread_start,
+	.stop = in_thread_stop,
+};

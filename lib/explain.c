@@ -5,14 +5,10 @@
  * capability, the device's permissions, a seccomp filter.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -37,24 +33,6 @@ __attribute__((format(printf, 2, 3))) static void put(struct text *t, const char
 		t->used += (size_t)w;
 }
 
-/* Reads a small /proc file; returns bytes read or -errno. */
-static int read_small(const char *path, char *buf, size_t size)
-{
-	int saved = errno;
-	int ret = -EIO;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-	} else {
-		ssize_t n = read(fd, buf, size - 1);
-		ret = n < 0 ? -errno : (int)n;
-		buf[n < 0 ? 0 : n] = '\0';
-		close(fd);
-	}
-	errno = saved;
-	return ret;
-}
-
 /* strerror() is not thread-safe and may touch errno; this is neither. */
 static const char *err_text(int err)
 {
@@ -66,7 +44,7 @@ static int sysctl_value(void)
 {
 	char buf[32];
 
-	if (read_small("/proc/sys/vm/unprivileged_userfaultfd", buf, sizeof(buf)) < 0)
+	if (uffd_sys_read_file("/proc/sys/vm/unprivileged_userfaultfd", buf, sizeof(buf)) < 0)
 		return -1;
 	return atoi(buf);
 }
@@ -78,7 +56,7 @@ static unsigned long long status_field(const char *name, int base, int *found)
 	size_t len = strlen(name);
 
 	*found = 0;
-	if (read_small("/proc/thread-self/status", buf, sizeof(buf)) < 0)
+	if (uffd_sys_read_file("/proc/thread-self/status", buf, sizeof(buf)) < 0)
 		return 0;
 	for (char *line = buf; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
 		if (!strncmp(line, name, len) && line[len] == ':') {
@@ -94,7 +72,7 @@ static int kernel_at_least(int major, int minor)
 	struct utsname u;
 	int ma = 0, mi = 0;
 
-	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+	if (uffd_sys_uname(&u) < 0 || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
 		return 1;
 	return ma > major || (ma == major && mi >= minor);
 }
@@ -102,10 +80,8 @@ static int kernel_at_least(int major, int minor)
 static int in_init_user_ns(void)
 {
 	struct stat st;
-	int saved = errno;
-	int r = stat("/proc/self/ns/user", &st);
-	errno = saved;
-	return r == 0 ? st.st_ino == INIT_USER_NS_INO : 1;
+
+	return uffd_sys_stat("/proc/self/ns/user", &st) == 0 ? st.st_ino == INIT_USER_NS_INO : 1;
 }
 
 static void explain_syscall(struct text *t, int err, const struct libuffd_open_report *r)
@@ -176,9 +152,7 @@ static void explain_syscall(struct text *t, int err, const struct libuffd_open_r
 static void explain_device(struct text *t, int err, const char *path)
 {
 	struct stat st;
-	int saved = errno;
-	int have = stat(path, &st) == 0;
-	errno = saved;
+	int have = uffd_sys_stat(path, &st) == 0;
 
 	switch (err) {
 	case -ENOENT:
@@ -189,7 +163,8 @@ static void explain_device(struct text *t, int err, const char *path)
 		if (have)
 			put(t, "%s (owner %u, group %u, mode %04o) is not readable and writable by uid %u "
 			       "gid %u", path, (unsigned)st.st_uid, (unsigned)st.st_gid,
-			    (unsigned)(st.st_mode & 07777), (unsigned)geteuid(), (unsigned)getegid());
+			    (unsigned)(st.st_mode & 07777), (unsigned)uffd_sys_geteuid(),
+			    (unsigned)uffd_sys_getegid());
 		else
 			put(t, "%s cannot be opened: %s", path, err_text(err));
 		return;
@@ -209,25 +184,32 @@ static void explain_device(struct text *t, int err, const char *path)
 	}
 }
 
+static void explain(struct text *t, int err, const struct libuffd_open_report *r)
+{
+	if (r->syscall_error == 0 && r->device_error == 0) {
+		put(t, "libuffd_open() failed before trying the kernel: %s", err_text(err));
+		return;
+	}
+	if (r->syscall_error)
+		explain_syscall(t, r->syscall_error, r);
+	if (r->syscall_error && r->device_error)
+		put(t, "; and ");
+	if (r->device_error)
+		explain_device(t, r->device_error, r->device_path);
+	put(t, ".");
+}
+
 LIBUFFD_EXPORT int libuffd_explain_open(int err, const struct libuffd_open_report *r,
 					char *buf, size_t size)
 {
 	struct text t = { .buf = buf, .size = size };
+	int saved = errno; /* strtoull() and vsnprintf() may set it */
 
 	if (!r || err >= 0)
 		return -EINVAL;
 	if (size)
 		buf[0] = '\0';
-	if (r->syscall_error == 0 && r->device_error == 0) {
-		put(&t, "libuffd_open() failed before trying the kernel: %s", err_text(err));
-		return (int)t.used;
-	}
-	if (r->syscall_error)
-		explain_syscall(&t, r->syscall_error, r);
-	if (r->syscall_error && r->device_error)
-		put(&t, "; and ");
-	if (r->device_error)
-		explain_device(&t, r->device_error, r->device_path);
-	put(&t, ".");
+	explain(&t, err, r);
+	errno = saved;
 	return (int)t.used;
 }

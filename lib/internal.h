@@ -4,6 +4,7 @@
 
 #include "libuffd.h"
 #include "compat.h"
+#include "sys.h"
 
 #define LIBUFFD_EXPORT __attribute__((visibility("default")))
 
@@ -15,13 +16,5 @@
 			zero_ &= (r)[i_] == 0;                          \
 		zero_;                                                  \
 	})
-
-/* The raw system call layer (sys.c): -errno, never errno. */
-int uffd_sys_userfaultfd(int flags);
-int uffd_sys_ioctl(int fd, unsigned long cmd, void *arg);
-int uffd_sys_read(int fd, void *buf, size_t len);
-int uffd_sys_device_new(const char *path, int flags);
-int uffd_sys_madvise(void *addr, size_t len, int advice);
-int uffd_sys_mincore(void *addr, size_t len, unsigned char *vec);
 
 #endif

@@ -2,141 +2,18 @@
 /*
  * The fault-serving engine on the real kernel, in both modes: sources,
  * prefetch, events (remove, remap, unmap), shutdown, fork, the populate
- * helper and the EFAULT retry, SIGBUS chaining, and the scenarios of the
- * kernel's uffd-stress selftest with the data verified page by page.
+ * helper and the EFAULT retry.  SIGBUS: test-engine-sigbus.c; the
+ * scenarios of the kernel's uffd-stress: test-engine-stress.c.
  */
 #include <fcntl.h>
 #include <pthread.h>
-#include <setjmp.h>
-#include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/random.h>
 #include <sys/wait.h>
 
+#include "engine-util.h"
 #include "harness.h"
-#include "libuffd-engine.h"
 #include "util.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
-
-#define HT LIBUFFD_ENGINE_HANDLER_THREADS
-#define IT LIBUFFD_ENGINE_IN_THREAD
-
-/* One test per mode. */
-#define BOTH_MODES(name)                       \
-	static void name(enum libuffd_engine_mode); \
-	TEST_TIMEOUT(name##_handler_threads, 60)   \
-	{                                      \
-		name(HT);                          \
-	}                                      \
-	TEST_TIMEOUT(name##_in_thread, 60)         \
-	{                                      \
-		name(IT);                          \
-	}                                      \
-	static void name(enum libuffd_engine_mode mode)
-
-/* The word w of page nr of a source with this seed. */
-static uint64_t pattern(size_t nr, size_t w, uint64_t seed)
-{
-	return (nr * 0x9E3779B97F4A7C15ull) ^ (w * 0xBF58476D1CE4E5B9ull) ^ seed;
-}
-
-static void *make_source(size_t npages, uint64_t seed)
-{
-	uint64_t *s = map_pages(npages);
-	size_t words = page_size() / 8;
-	for (size_t nr = 0; nr < npages; nr++)
-		for (size_t w = 0; w < words; w++)
-			s[nr * words + w] = pattern(nr, w, seed);
-	return s;
-}
-
-/* The first page of [p, p + npages) that does not hold its pattern, or -1. */
-static long first_bad_page(const void *p, size_t first_nr, size_t npages, uint64_t seed)
-{
-	const uint64_t *q = p;
-	size_t words = page_size() / 8;
-	for (size_t i = 0; i < npages; i++)
-		for (size_t w = 0; w < words; w++)
-			if (q[i * words + w] != pattern(first_nr + i, w, seed))
-				return (long)(first_nr + i);
-	return -1;
-}
-
-static int page_is_zero(const void *p)
-{
-	const uint64_t *q = p;
-	for (size_t w = 0; w < page_size() / 8; w++)
-		if (q[w])
-			return 0;
-	return 1;
-}
-
-static struct libuffd_engine *serve_with(void *region, size_t len,
-					 const struct libuffd_engine_source *src,
-					 const struct libuffd_engine_opts *o)
-{
-	struct libuffd_engine *e;
-	int r = libuffd_engine_create(region, len, src, o, &e);
-	if (r == -EOPNOTSUPP)
-		SKIP("the kernel lacks a userfaultfd feature the mode needs");
-	ASSERT_OK(r);
-	return e;
-}
-
-static struct libuffd_engine *serve(void *region, size_t len,
-				    const struct libuffd_engine_source *src,
-				    enum libuffd_engine_mode mode, unsigned int threads)
-{
-	struct libuffd_engine_opts o = { .mode = mode, .threads = threads };
-	return serve_with(region, len, src, &o);
-}
-
-/* n fresh pages served from a memory source of pattern `seed`, with
- * windows up to prefetch_max (0: the default). */
-static struct libuffd_engine *serve_memory(size_t n, uint64_t seed, enum libuffd_engine_mode mode,
-					   size_t prefetch_max, char **region, void **src)
-{
-	*src = make_source(n, seed);
-	*region = map_pages(n);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = *src,
-					   .size = n * page_size() };
-	struct libuffd_engine_opts o = { .mode = mode, .prefetch_max = prefetch_max };
-	return serve_with(*region, n * page_size(), &s, &o);
-}
-
-/* The counters once the engine's threads are done: at least min_pages
- * resolved, and unchanged for 20 ms.  A handler thread counts after the
- * copy that woke the faulting thread, and a loaded machine can keep it
- * from running for milliseconds. */
-static struct libuffd_engine_stats stats_when(struct libuffd_engine *e, uint64_t min_pages)
-{
-	struct libuffd_engine_stats a, b;
-	ASSERT_OK(libuffd_engine_get_stats(e, &a));
-	for (int waited_ms = 0; waited_ms < 10000; waited_ms += 20) {
-		usleep(20000);
-		ASSERT_OK(libuffd_engine_get_stats(e, &b));
-		if (b.pages >= min_pages && !memcmp(&a, &b, sizeof(a)))
-			return b;
-		a = b;
-	}
-	return b;
-}
-
-static struct libuffd_engine_stats stats(struct libuffd_engine *e)
-{
-	return stats_when(e, 0);
-}
 
 /* ---- Sources and prefetch ---------------------------------------------- */
 
@@ -315,11 +192,6 @@ BOTH_MODES(callback_source)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
-static int fill_fails(void *ctx, uint64_t offset, void *dst, size_t len)
-{
-	return -EIO;
-}
-
 /* Holds the handler thread inside the first resolution until released. */
 static int held, release_hold; /* __atomic: shared with the handler thread */
 
@@ -354,7 +226,7 @@ TEST(handler_threads_fold_duplicate_faults)
 	 * read in one batch. */
 	for (int i = 0; i < 4; i++)
 		ASSERT_EQ(pthread_create(&dup[i], NULL, touch_page, r + 40 * pg), 0);
-	usleep(300 * 1000);
+	wait_for_faults(5);
 	__atomic_store_n(&release_hold, 1, __ATOMIC_RELEASE);
 	void *v;
 	for (int i = 0; i < 4; i++) {
@@ -366,280 +238,6 @@ TEST(handler_threads_fold_duplicate_faults)
 	ASSERT_EQ(st.faults, 2);
 	ASSERT_EQ(st.folded, 3);
 	ASSERT_OK(libuffd_engine_destroy(e));
-}
-
-/* A SIGBUS handler installed before the engine: the in-thread mode
- * must chain to it for what it does not resolve. */
-static sigjmp_buf bus_jump;
-static void *volatile bus_addr;
-
-static void on_test_sigbus(int sig, siginfo_t *si, void *uc)
-{
-	bus_addr = si->si_addr;
-	siglongjmp(bus_jump, 1);
-}
-
-static void install_test_sigbus(void)
-{
-	struct sigaction sa = { 0 };
-	sa.sa_sigaction = on_test_sigbus;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	ASSERT_SYS(sigaction(SIGBUS, &sa, NULL));
-}
-
-/* Read *p; returns 1 if that raised SIGBUS (caught by on_test_sigbus). */
-static int read_raises_sigbus(volatile char *p)
-{
-	bus_addr = NULL;
-	if (sigsetjmp(bus_jump, 1))
-		return 1;
-	(void)*p;
-	return 0;
-}
-
-BOTH_MODES(source_error_raises_sigbus)
-{
-	size_t pg = page_size();
-	char *r = map_pages(4);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
-					   .fill = fill_fails };
-	install_test_sigbus();
-	struct libuffd_engine *e = serve(r, 4 * pg, &s, mode, 1);
-	ASSERT_TRUE(read_raises_sigbus(r + pg + 3));
-	ASSERT_TRUE(bus_addr == r + pg + 3);
-	ASSERT_OK(libuffd_engine_destroy(e));
-}
-
-TEST(in_thread_chains_foreign_sigbus)
-{
-	size_t pg = page_size();
-	char path[] = "/tmp/uffd-engine-XXXXXX";
-	int fd = ASSERT_SYS(mkstemp(path));
-	unlink(path);
-	/* A file mapping past EOF raises a SIGBUS that is not ours. */
-	char *beyond = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
-	ASSERT_TRUE(beyond != MAP_FAILED);
-	install_test_sigbus();
-	char *r = map_pages(4);
-	void *src = make_source(4, 7);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					   .size = 4 * pg };
-	struct libuffd_engine *e = serve(r, 4 * pg, &s, IT, 1);
-	ASSERT_TRUE(read_raises_sigbus(beyond + 17));
-	ASSERT_TRUE(bus_addr == beyond + 17);
-	ASSERT_TRUE(!read_raises_sigbus(r + 2 * pg)); /* ours: resolved */
-	ASSERT_EQ(first_bad_page(r + 2 * pg, 2, 1, 7), -1);
-	ASSERT_OK(libuffd_engine_destroy(e));
-	close(fd);
-}
-
-/* The in-thread mode must keep what SIGBUS did before it for what is not
- * ours.  Each scenario runs in a child with the previous disposition set
- * (over the sanitizer's own handler); a loop instead of a kill ends with
- * SIGALRM. */
-enum bus_scenario { BUS_UNRESOLVABLE, BUS_AFTER_DESTROY, BUS_KILL, BUS_KILL_IGNORED, BUS_FORKED };
-
-static int bus_child(enum bus_scenario sc, void (*previous)(int))
-{
-	size_t pg = page_size();
-	char *r = map_pages(4);
-	void *src = make_source(4, 13);
-	struct libuffd_engine_source mem = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
-					     .size = 4 * pg };
-	struct libuffd_engine_source bad = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
-					     .fill = fill_fails };
-	struct libuffd_engine_opts o = { .mode = IT };
-	struct libuffd_engine *e;
-	struct sigaction sa = { 0 };
-	sa.sa_handler = previous;
-	if (sigaction(SIGBUS, &sa, NULL) < 0 ||
-	    libuffd_engine_create(r, 4 * pg, sc == BUS_UNRESOLVABLE ? &bad : &mem, &o, &e) < 0)
-		return 2;
-	alarm(10);
-	switch (sc) {
-	case BUS_UNRESOLVABLE:
-		return *(volatile char *)r; /* the source fails: killed */
-	case BUS_AFTER_DESTROY: {
-		/* The range is left behind for racing handlers; a file
-		 * mapped there later raises its own SIGBUS past EOF. */
-		if (*(volatile uint64_t *)r != pattern(0, 0, 13) || libuffd_engine_destroy(e) < 0)
-			return 2;
-		char path[] = "/tmp/uffd-engine-XXXXXX";
-		int fd = mkstemp(path);
-		if (fd < 0 || unlink(path) < 0 ||
-		    mmap(r, pg, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != r)
-			return 2;
-		return *(volatile char *)r;
-	}
-	case BUS_KILL:
-		raise(SIGBUS); /* default action: killed */
-		return 0;
-	case BUS_FORKED: {
-		/* The child's copy of the region is plain memory, and the
-		 * parent's engine is not the child's: a file's SIGBUS there
-		 * kills the child, and the parent's page stays as it was. */
-		if (*(volatile uint64_t *)r != pattern(0, 0, 13))
-			return 2;
-		pid_t pid = fork();
-		if (pid == 0) {
-			alarm(5); /* a loop ends here, before the parent's alarm */
-			char path[] = "/tmp/uffd-engine-XXXXXX";
-			int fd = mkstemp(path);
-			if (fd < 0 || unlink(path) < 0 ||
-			    mmap(r + pg, pg, PROT_READ, MAP_SHARED | MAP_FIXED, fd, 0) != r + pg)
-				_exit(2);
-			_exit(*(volatile char *)(r + pg));
-		}
-		int st;
-		if (pid < 0 || waitpid(pid, &st, 0) != pid)
-			return 2;
-		if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGBUS)
-			return 3;
-		return *(volatile uint64_t *)(r + pg) == pattern(1, 0, 13) ? 0 : 4;
-	}
-	case BUS_KILL_IGNORED:
-		raise(SIGBUS); /* ignored, and the engine keeps serving */
-		return *(volatile uint64_t *)(r + pg) == pattern(1, 0, 13) ? 0 : 3;
-	}
-	return 2;
-}
-
-static int bus_status(enum bus_scenario sc, void (*previous)(int))
-{
-	struct libuffd_api api;
-	int status;
-	ASSERT_OK(libuffd_kernel_api(&api));
-	if (!(api.features & LIBUFFD_FEATURE_SIGBUS))
-		SKIP("no UFFD_FEATURE_SIGBUS");
-	pid_t pid = ASSERT_SYS(fork());
-	if (pid == 0)
-		_exit(bus_child(sc, previous));
-	ASSERT_SYS(waitpid(pid, &status, 0));
-	return status;
-}
-
-static void assert_killed_by_sigbus(int status)
-{
-	ASSERT_TRUE(WIFSIGNALED(status));
-	ASSERT_EQ(WTERMSIG(status), SIGBUS);
-}
-
-TEST(in_thread_unresolvable_fault_kills_by_default)
-{
-	assert_killed_by_sigbus(bus_status(BUS_UNRESOLVABLE, SIG_DFL));
-}
-
-TEST(in_thread_foreign_sigbus_after_destroy_kills)
-{
-	assert_killed_by_sigbus(bus_status(BUS_AFTER_DESTROY, SIG_DFL));
-}
-
-TEST(in_thread_sent_sigbus_kills_by_default)
-{
-	assert_killed_by_sigbus(bus_status(BUS_KILL, SIG_DFL));
-}
-
-TEST(in_thread_fork_child_has_no_engine)
-{
-	int status = bus_status(BUS_FORKED, SIG_DFL);
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(WEXITSTATUS(status), 0);
-}
-
-TEST(in_thread_sent_sigbus_stays_ignored)
-{
-	int status = bus_status(BUS_KILL_IGNORED, SIG_IGN);
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(WEXITSTATUS(status), 0);
-}
-
-/* The previous handler runs with the signals its sa_mask blocks, and
- * SIGBUS itself unless it asked for SA_NODEFER. */
-static volatile int usr1_blocked, bus_blocked;
-
-static void on_masked_sigbus(int sig)
-{
-	sigset_t now;
-	sigprocmask(SIG_BLOCK, NULL, &now);
-	usr1_blocked = sigismember(&now, SIGUSR1);
-	bus_blocked = sigismember(&now, SIGBUS);
-	siglongjmp(bus_jump, 1);
-}
-
-static void chains_with_mask(int flags, int want_bus_blocked)
-{
-	char *r = map_pages(4);
-	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
-					   .fill = fill_fails };
-	struct sigaction sa = { 0 };
-	sa.sa_handler = on_masked_sigbus;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, SIGUSR1);
-	ASSERT_SYS(sigaction(SIGBUS, &sa, NULL));
-	struct libuffd_engine *e = serve(r, 4 * page_size(), &s, IT, 1);
-	usr1_blocked = bus_blocked = -1;
-	ASSERT_TRUE(read_raises_sigbus(r));
-	ASSERT_EQ(usr1_blocked, 1);
-	ASSERT_EQ(bus_blocked, want_bus_blocked);
-	ASSERT_OK(libuffd_engine_destroy(e));
-}
-
-TEST(in_thread_chains_with_the_previous_sa_mask)
-{
-	chains_with_mask(0, 1);
-}
-
-TEST(in_thread_chains_with_sa_nodefer)
-{
-	chains_with_mask(SA_NODEFER, 0);
-}
-
-/* SA_RESETHAND: the previous handler runs for the first SIGBUS only; the
- * second one that is not ours gets the default action. */
-TEST(in_thread_chains_sa_resethand_once)
-{
-	struct libuffd_api api;
-	int p[2], status;
-	ASSERT_OK(libuffd_kernel_api(&api));
-	if (!(api.features & LIBUFFD_FEATURE_SIGBUS))
-		SKIP("no UFFD_FEATURE_SIGBUS");
-	ASSERT_SYS(pipe(p));
-	pid_t pid = ASSERT_SYS(fork());
-	if (pid == 0) {
-		char *r = map_pages(4);
-		struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
-						   .fill = fill_fails };
-		struct libuffd_engine_opts o = { .mode = IT };
-		struct libuffd_engine *e;
-		struct sigaction sa = { 0 };
-		sa.sa_sigaction = on_test_sigbus;
-		sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
-		sigemptyset(&sa.sa_mask);
-		if (sigaction(SIGBUS, &sa, NULL) < 0 ||
-		    libuffd_engine_create(r, 4 * page_size(), &s, &o, &e) < 0)
-			_exit(2);
-		alarm(10);
-		if (!read_raises_sigbus(r) || bus_addr != r || write(p[1], "1", 1) != 1)
-			_exit(3);
-		/* The engine still serves its pages, ... */
-		struct libuffd_engine_source zero = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
-		char *z = map_pages(1);
-		struct libuffd_engine *ez;
-		if (libuffd_engine_create(z, page_size(), &zero, &o, &ez) < 0 || *(volatile char *)z)
-			_exit(4);
-		/* ... and the next fault it cannot resolve kills. */
-		read_raises_sigbus(r + page_size());
-		_exit(5);
-	}
-	close(p[1]);
-	char c = 0;
-	ASSERT_EQ(read(p[0], &c, 1), 1);
-	ASSERT_EQ(c, '1');
-	ASSERT_SYS(waitpid(pid, &status, 0));
-	assert_killed_by_sigbus(status);
-	close(p[0]);
 }
 
 TEST(bad_arguments)
@@ -718,8 +316,10 @@ BOTH_MODES(mremap_pages_outside_the_region_read_zero)
 {
 	size_t n = 64, pg = page_size();
 	void *src = make_source(n, 12);
-	char *r = map_pages(n + 16); /* room to grow */
-	ASSERT_SYS(munmap(r + n * pg, 16 * pg));
+	/* Room to grow, kept reserved until then: the engine's and the
+	 * sanitizers' mappings would take a hole left free. */
+	char *r = map_pages(n + 16);
+	ASSERT_SYS(mprotect(r + n * pg, 16 * pg, PROT_NONE));
 	char *hole = map_pages(8);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
 					   .size = n * pg };
@@ -735,6 +335,7 @@ BOTH_MODES(mremap_pages_outside_the_region_read_zero)
 	/* Put them back, then grow the mapping in place past the region. */
 	ASSERT_TRUE(mremap(m, 8 * pg, 8 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, r + (n - 8) * pg) ==
 		    r + (n - 8) * pg);
+	ASSERT_SYS(munmap(r + n * pg, 16 * pg));
 	ASSERT_TRUE(mremap(r, n * pg, (n + 16) * pg, 0) == r);
 	ASSERT_TRUE(page_is_zero(r + (n + 4) * pg));
 	r[(n + 9) * pg] = 9;
@@ -750,13 +351,16 @@ BOTH_MODES(munmap_and_remap_while_served)
 	char *r;
 	struct libuffd_engine *e = serve_memory(n, 10, mode, 0, &r, &src);
 	ASSERT_EQ(first_bad_page(r, 0, 2, 10), -1);
-	/* The unmap event must be read, or munmap would wait for ever. */
-	ASSERT_SYS(munmap(r + 32 * pg, 32 * pg));
-	ASSERT_EQ(first_bad_page(r + 8 * pg, 8, 1, 10), -1);
-	/* Fresh memory in the hole is not registered: plain zero pages. */
+	/* Fresh memory over half the region unmaps it first: the unmap
+	 * event must be read, or mmap() would wait for ever.  (In one call:
+	 * after a munmap() the engine's own thread may take the hole, while
+	 * munmap() waits for it to read the event.) */
 	char *again = mmap(r + 32 * pg, 32 * pg, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	ASSERT_TRUE(again == r + 32 * pg);
+	ASSERT_GE(stats(e).events, 1);
+	ASSERT_EQ(first_bad_page(r + 8 * pg, 8, 1, 10), -1);
+	/* Not registered: plain zero pages. */
 	ASSERT_TRUE(page_is_zero(again + pg));
 	ASSERT_EQ(first_bad_page(r + 20 * pg, 20, 1, 10), -1);
 	ASSERT_OK(libuffd_engine_destroy(e));
@@ -957,150 +561,4 @@ BOTH_MODES(populate_keeps_present_pages)
 	ASSERT_EQ(r[5 * pg], 'x');
 	ASSERT_EQ(first_bad_page(r + 13 * pg, 13, 1, 14), -1);
 	ASSERT_OK(libuffd_engine_destroy(e));
-}
-
-/* ---- Stress: the scenarios of the kernel's uffd-stress ---------------------------
- * Every page starts with a mutex and a counter (uffd-stress's
- * area_count); locking threads lock a page, check the counter against
- * count_verify and increment it, sequentially or at random, each on its
- * share or all racing on the same pages, while background threads
- * populate their share page by page, racing the faults.  Each bounce
- * serves the other area from the one just filled; at the end of a bounce
- * every page is verified: counter, page number and pattern. */
-
-#define BOUNCE_RANDOM 1
-#define BOUNCE_RACING 2
-
-struct stress_page {
-	pthread_mutex_t lock;
-	uint64_t count;
-	uint64_t nr;
-};
-
-static struct {
-	char *src, *dst;
-	size_t npages, per_thread, ops;
-	uint64_t *count_verify;
-	int bounce, nthreads;
-	volatile int failed;
-	uint64_t seed;
-} st;
-
-static struct stress_page *spage(char *area, size_t nr)
-{
-	return (struct stress_page *)(area + nr * page_size());
-}
-
-static void *locking_thread(void *arg)
-{
-	size_t cpu = (size_t)arg, nr = 0;
-
-	if (!(st.bounce & BOUNCE_RANDOM) && !(st.bounce & BOUNCE_RACING))
-		nr = cpu * st.per_thread;
-	for (size_t k = 0; k < st.ops && !st.failed; k++) {
-		if (st.bounce & BOUNCE_RANDOM) {
-			if (getrandom(&nr, sizeof(nr), 0) != sizeof(nr))
-				st.failed = 1;
-		} else {
-			nr++;
-		}
-		nr %= st.npages;
-		struct stress_page *p = spage(st.dst, nr);
-		pthread_mutex_lock(&p->lock);
-		if (p->count != st.count_verify[nr] || p->nr != nr)
-			st.failed = 1;
-		p->count = ++st.count_verify[nr];
-		pthread_mutex_unlock(&p->lock);
-	}
-	return NULL;
-}
-
-struct bg {
-	struct libuffd_engine *e;
-	size_t cpu;
-};
-
-static void *background_thread(void *arg)
-{
-	struct bg *b = arg;
-	size_t pg = page_size();
-	for (size_t nr = b->cpu * st.per_thread; nr < (b->cpu + 1) * st.per_thread; nr++)
-		if (libuffd_engine_populate(b->e, st.dst + nr * pg, pg) < 0)
-			st.failed = 1;
-	return NULL;
-}
-
-static int stress_page_ok(char *area, size_t nr)
-{
-	const uint64_t *q = (const uint64_t *)(area + nr * page_size());
-	for (size_t w = sizeof(struct stress_page) / 8 + 1; w < page_size() / 8; w++)
-		if (q[w] != pattern(nr, w, st.seed))
-			return 0;
-	return spage(area, nr)->nr == nr && spage(area, nr)->count == st.count_verify[nr];
-}
-
-static void stress(enum libuffd_engine_mode mode)
-{
-	size_t pg = page_size();
-	const char *env = getenv("UFFD_ENGINE_STRESS_PAGES");
-	st.nthreads = 4;
-	st.npages = env ? strtoul(env, NULL, 0) : UNDER_ASAN ? 4096 : 16384;
-	st.npages -= st.npages % (size_t)st.nthreads;
-	ASSERT_GT(st.npages, 0);
-	st.per_thread = st.npages / (size_t)st.nthreads;
-	st.ops = st.npages * 4;
-	st.seed = 15;
-	st.src = make_source(st.npages, st.seed);
-	st.dst = map_pages(st.npages);
-	st.count_verify = calloc(st.npages, sizeof(uint64_t));
-	ASSERT_TRUE(st.count_verify);
-	for (size_t nr = 0; nr < st.npages; nr++) {
-		struct stress_page *p = spage(st.src, nr);
-		pthread_mutex_init(&p->lock, NULL);
-		p->count = st.count_verify[nr] = nr % 7;
-		p->nr = nr;
-	}
-	/* Counted down as uffd-stress does: every combination of random or
-	 * sequential, racing or each on its share, four times. */
-	for (int bounces = 16; bounces--;) {
-		st.bounce = bounces & (BOUNCE_RANDOM | BOUNCE_RACING);
-		struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY,
-						   .buf = st.src, .size = st.npages * pg };
-		struct libuffd_engine *e = serve(st.dst, st.npages * pg, &s, mode, 2);
-		pthread_t lt[4], bt[4];
-		struct bg b[4];
-		for (int c = 0; c < st.nthreads; c++) {
-			b[c] = (struct bg){ e, (size_t)c };
-			ASSERT_EQ(pthread_create(&lt[c], NULL, locking_thread, (void *)(size_t)c), 0);
-			ASSERT_EQ(pthread_create(&bt[c], NULL, background_thread, &b[c]), 0);
-		}
-		for (int c = 0; c < st.nthreads; c++) {
-			ASSERT_EQ(pthread_join(bt[c], NULL), 0);
-			ASSERT_EQ(pthread_join(lt[c], NULL), 0);
-		}
-		ASSERT_TRUE(!st.failed);
-		struct libuffd_engine_stats es = stats_when(e, st.npages);
-		ASSERT_EQ(es.pages, st.npages); /* each page resolved exactly once */
-		ASSERT_OK(libuffd_engine_destroy(e));
-		for (size_t nr = 0; nr < st.npages; nr++)
-			if (!stress_page_ok(st.dst, nr))
-				FAIL("bounce %d: page %zu corrupt (count %llu want %llu)", bounces, nr,
-				     (unsigned long long)spage(st.dst, nr)->count,
-				     (unsigned long long)st.count_verify[nr]);
-		char *t = st.src;
-		st.src = st.dst;
-		st.dst = t;
-		ASSERT_SYS(madvise(st.dst, st.npages * pg, MADV_DONTNEED));
-	}
-	free(st.count_verify);
-}
-
-TEST_TIMEOUT(stress_handler_threads, 120)
-{
-	stress(HT);
-}
-
-TEST_TIMEOUT(stress_in_thread, 120)
-{
-	stress(IT);
 }

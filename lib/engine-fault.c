@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The engine's fault path: pages removed by events, prefetch windows,
+ * page sources, resolution with the kernel's partial-progress errors, and
+ * reading events.  Everything here is async-signal-safe: the in-thread
+ * mode calls it from a SIGBUS handler.
+ */
+#include <errno.h>
+
+#include "engine-internal.h"
+
+#define BATCH 64          /* messages per read */
+
+/* ---- Pages removed by events read as zero ---------------------------- */
+
+static int is_zeroed(struct libuffd_engine *e, size_t p)
+{
+	return (LOAD(&e->zeroed[p / BITS_PER_WORD]) >> (p % BITS_PER_WORD)) & 1;
+}
+
+static void mark_zeroed(struct libuffd_engine *e, uintptr_t start, uintptr_t end)
+{
+	uintptr_t base = LOAD(&e->base);
+	uintptr_t lo = start > base ? start : base, hi = end < base + e->len ? end : base + e->len;
+
+	for (uintptr_t a = lo; a < hi; a += e->page) {
+		size_t p = (a - base) >> e->shift;
+		__atomic_fetch_or(&e->zeroed[p / BITS_PER_WORD], 1ul << (p % BITS_PER_WORD),
+				  __ATOMIC_RELEASE);
+	}
+}
+
+/* ---- Prefetch ---------------------------------------------------------
+ * A few streams remember where the next sequential fault would land
+ * (encoded as (next page + 1) << 8 | window order).  A fault there grows
+ * the window and, from the stream's second window on, queues the window
+ * after it as read-ahead for the engine's own threads, which copy it while
+ * the faulting thread works on the first; any other fault starts a new
+ * stream with a single page.
+ * Races between faulting threads only blur the prediction. */
+
+static uint64_t stream_enc(size_t next, unsigned int order)
+{
+	return ((uint64_t)(next + 1) << 8) | order;
+}
+
+void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w)
+{
+	w->ahead_n = 0;
+	for (int i = 0; i < ENGINE_STREAMS; i++) {
+		uint64_t s = LOAD(&e->streams[i]);
+		if (!s)
+			continue;
+		size_t next = (size_t)(s >> 8) - 1;
+		unsigned int order = s & 0xff;
+		size_t last = (size_t)1 << order;
+		if (p != next) {
+			if (order && p < next && p + last >= next) {
+				/* In the read-ahead not done yet: finish it now. */
+				w->n = next - p;
+				return;
+			}
+			continue;
+		}
+		order = order < e->min_order ? e->min_order : order + 1;
+		if (order > e->max_order)
+			order = e->max_order;
+		w->n = (size_t)1 << order;
+		next = p + w->n;
+		/* Read ahead once the stream has outgrown its first window: a
+		 * short run (a clustered working set) ends inside that window,
+		 * and copying past it would only waste pages and a wake-up. */
+		if (order > e->min_order) {
+			w->ahead_p = next;
+			w->ahead_n = w->n;
+			next += w->n;
+		}
+		STORE(&e->streams[i], stream_enc(next, order));
+		return;
+	}
+	unsigned int i = __atomic_fetch_add(&e->stream_next, 1, __ATOMIC_RELAXED) % ENGINE_STREAMS;
+	STORE(&e->streams[i], stream_enc(p + 1, 0));
+	w->n = 1;
+}
+
+/* Queue read-ahead (best effort: a full ring overwrites the oldest). */
+void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr, int kick)
+{
+	if (!w->ahead_n || w->ahead_p >= e->npages)
+		return;
+	unsigned int order = (unsigned int)__builtin_ctzl(w->ahead_n);
+	unsigned int i = __atomic_fetch_add(&e->ahead_next, 1, __ATOMIC_RELAXED) % ENGINE_AHEAD;
+	STORE(&e->ahead[i], ((uint64_t)(w->ahead_p + 1) << 9) | (uint64_t)!!wr << 8 | order);
+	uint64_t one = 1;
+	if (kick)
+		uffd_sys_write(e->kick_efd, &one, sizeof(one)); /* fails only with a kick pending */
+}
+
+/* ---- Sources ---------------------------------------------------------- */
+
+struct span {
+	const void *from; /* NULL: zeros */
+	size_t len;
+	int slot;         /* scratch slot to give back, or -1 */
+};
+
+static int scratch_take(struct libuffd_engine *e)
+{
+	unsigned long all = e->nscratch >= BITS_PER_WORD ? ~0ul : (1ul << e->nscratch) - 1;
+
+	for (;;) {
+		unsigned long busy = LOAD(&e->scratch_busy);
+		unsigned long avail = ~busy & all;
+		if (!avail) {
+			uffd_sys_yield(); /* all taken: wait for one */
+			continue;
+		}
+		int i = __builtin_ctzl(avail);
+		if (__atomic_compare_exchange_n(&e->scratch_busy, &busy, busy | (1ul << i), 0,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return i;
+	}
+}
+
+static void span_release(struct libuffd_engine *e, struct span *sp)
+{
+	if (sp->slot >= 0)
+		__atomic_fetch_and(&e->scratch_busy, ~(1ul << sp->slot), __ATOMIC_RELEASE);
+	sp->slot = -1;
+}
+
+/* The source bytes at region offset off, up to len (page multiples). */
+static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct span *sp)
+{
+	sp->from = NULL;
+	sp->len = len;
+	sp->slot = -1;
+	switch (e->src.kind) {
+	case LIBUFFD_ENGINE_SOURCE_ZERO:
+		return 0;
+	case LIBUFFD_ENGINE_SOURCE_MEMORY:
+	case LIBUFFD_ENGINE_SOURCE_FILE:
+		if (off < e->body_len) {
+			sp->from = e->body + off;
+			sp->len = min_sz(len, e->body_len - off);
+			/* Map the page cache pages in one call: UFFDIO_COPY
+			 * otherwise takes its slow path for each of them. */
+			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && e->populate_read)
+				uffd_sys_madvise((void *)sp->from, sp->len, MADV_POPULATE_READ);
+		} else if (e->tail && off == e->body_len) {
+			sp->from = e->tail;
+			sp->len = e->page;
+		}
+		return 0;
+	case LIBUFFD_ENGINE_SOURCE_CALLBACK: {
+		sp->slot = scratch_take(e);
+		char *buf = e->scratch + (size_t)sp->slot * e->scratch_len;
+		sp->len = min_sz(len, e->scratch_len);
+		int r = e->src.fill(e->src.ctx, off, buf, sp->len);
+		if (r < 0) {
+			span_release(e, sp);
+			return r;
+		}
+		sp->from = buf;
+		return 0;
+	}
+	}
+	return -EINVAL;
+}
+
+/* Make [dst, dst + sp->len) present from the span. */
+static int fill(struct libuffd_engine *e, uintptr_t dst, const struct span *sp, int write,
+		size_t *done)
+{
+	unsigned int mode = e->mode->copy_mode;
+
+	if (sp->from)
+		return libuffd_copy(e->uffd, (void *)dst, sp->from, sp->len, mode, done);
+	/* Zeros: the shared zero page for a read; for a write, real pages
+	 * now rather than one copy-on-write fault per page later. */
+	if (!write)
+		return libuffd_zeropage(e->uffd, (void *)dst, sp->len, mode, done);
+	return libuffd_copy(e->uffd, (void *)dst, e->zeros, min_sz(sp->len, e->zeros_len), mode,
+			    done);
+}
+
+/* ---- Resolution -------------------------------------------------------- */
+
+/* A thread that has read a remove event but not yet marked the pages
+ * would let us copy the source into pages that must read as zero. */
+void engine_wait_event_readers(const struct libuffd_engine *e)
+{
+	while (LOAD(&e->ev_readers))
+		uffd_sys_yield();
+}
+
+/* A source's error, kept apart from the kernel's answers that
+ * engine_resolve() gives a meaning. */
+static int source_error(int err)
+{
+	return err == -ENOENT || err == -ESRCH ? -EIO : err;
+}
+
+/*
+ * Resolve pages [p, p + n) at base.  *covered: pages from p known present
+ * afterwards.  EEXIST is progress (a racer resolved the page); EAGAIN
+ * means an event is pending: handler threads read it themselves (they
+ * may be the only readers; fault messages go to pd), other callers wait
+ * for the readers.  Returns 0, or -errno when page p is not resolved.
+ */
+int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
+		   struct pending *pd, size_t *covered)
+{
+	size_t i = p, end = p + n;
+
+	*covered = 0;
+	engine_wait_event_readers(e);
+	while (i < end) {
+		int z = is_zeroed(e, i);
+		size_t j = i + 1;
+		while (j < end && is_zeroed(e, j) == z)
+			j++;
+		size_t off = i << e->shift, done = 0;
+		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
+		int r = z ? 0 : source_span(e, off, sp.len, &sp);
+		if (r < 0) {
+			/* The source failed somewhere in the window: the
+			 * faulting page alone, which alone must succeed. */
+			if (i == p && end > p + 1) {
+				end = p + 1;
+				continue;
+			}
+			return i == p ? source_error(r) : 0;
+		}
+		r = fill(e, base + off, &sp, write, &done);
+		span_release(e, &sp);
+		if (done) {
+			ENGINE_COUNT(e, pages, done >> e->shift);
+			i += done >> e->shift;
+			*covered = i - p;
+		}
+		if (r == 0)
+			continue;
+		if (r == -EAGAIN) {
+			ENGINE_COUNT(e, eagain, 1);
+			if (!pd || !engine_drain_events(e, pd->ev, &pd->n, pd->cap))
+				uffd_sys_yield();
+			engine_wait_event_readers(e);
+			continue;
+		}
+		if (r == -EEXIST) {
+			ENGINE_COUNT(e, eexist, 1);
+			/* Whoever resolved it woke its waiters; a fault message
+			 * for it may still be ours to answer. */
+			if (pd && i == p)
+				libuffd_wake(e->uffd, (void *)(base + off), e->page);
+			*covered = i + 1 - p;
+			return 0;
+		}
+		/* A window that crosses the end of its VMA (a partial munmap or
+		 * mprotect split the region) fails whole with ENOENT: halve it
+		 * until it fits, down to the faulting page alone. */
+		if (r == -ENOENT && i == p && end > p + 1) {
+			end = p + (end - p) / 2;
+			continue;
+		}
+		/* Prefetch is best effort: only the faulting page must succeed. */
+		return i == p ? r : 0;
+	}
+	return 0;
+}
+
+int engine_fault(struct libuffd_engine *e, size_t p, int write)
+{
+	struct window w;
+	size_t covered;
+
+	engine_prefetch_window(e, p, &w);
+	/* The read-ahead first, so that it is copied while we copy ours. */
+	engine_queue_ahead(e, &w, write, 1);
+	int r = engine_resolve(e, LOAD(&e->base), p, min_sz(w.n, e->npages - p), write, NULL, &covered);
+
+	if (r == 0)
+		ENGINE_COUNT(e, faults, 1);
+	return r;
+}
+
+/* ---- Events ------------------------------------------------------------- */
+
+static void apply_event(struct libuffd_engine *e, const struct libuffd_event *ev)
+{
+	switch (ev->type) {
+	case LIBUFFD_EVENT_REMOVE:
+	case LIBUFFD_EVENT_UNMAP:
+		mark_zeroed(e, ev->remove.start, ev->remove.end);
+		break;
+	case LIBUFFD_EVENT_REMAP:
+		if (ev->remap.from == LOAD(&e->base) && ev->remap.len >= e->len)
+			STORE(&e->base, (uintptr_t)ev->remap.to);
+		else /* a part moved away: what stays reads as zero there */
+			mark_zeroed(e, ev->remap.from, ev->remap.from + ev->remap.len);
+		break;
+	default:
+		return;
+	}
+	ENGINE_COUNT(e, events, 1);
+}
+
+int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
+			unsigned int *nfaults, unsigned int cap)
+{
+	struct libuffd_event ev[BATCH];
+	unsigned int max = BATCH;
+
+	if (faults) {
+		if (*nfaults >= cap)
+			return 0; /* full: another reader will take them */
+		max = min_sz(max, cap - *nfaults);
+	}
+	__atomic_add_fetch(&e->ev_readers, 1, __ATOMIC_SEQ_CST);
+	int n = libuffd_read_events(e->uffd, ev, max);
+	for (int i = 0; i < n; i++) {
+		if (ev[i].type != LIBUFFD_EVENT_PAGEFAULT)
+			apply_event(e, &ev[i]);
+		else if (faults)
+			faults[(*nfaults)++] = ev[i];
+	}
+	__atomic_sub_fetch(&e->ev_readers, 1, __ATOMIC_RELEASE);
+	return n > 0 ? n : 0;
+}
