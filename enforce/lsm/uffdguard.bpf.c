@@ -180,8 +180,9 @@ static __always_inline void count(__u32 slot, enum lsm_reason reason)
 {
 	struct lsm_counts *c = bpf_map_lookup_elem(&decision_counts, &slot);
 
+	/* Atomic although per CPU: a preempted program shares the CPU. */
 	if (c && reason < LSM_N_REASONS)
-		c->by_reason[reason]++; /* per CPU: no other writer */
+		__sync_fetch_and_add(&c->by_reason[reason], 1);
 }
 
 static __always_inline void audit(struct task_struct *task, const struct lsm_scope *s,
@@ -194,7 +195,7 @@ static __always_inline void audit(struct task_struct *task, const struct lsm_sco
 		__u32 zero = 0;
 		__u64 *dropped = bpf_map_lookup_elem(&dropped_records, &zero);
 		if (dropped)
-			(*dropped)++;
+			__sync_fetch_and_add(dropped, 1);
 		return;
 	}
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
