@@ -38,11 +38,6 @@ static const struct exit_code lsm_exit_codes[] = {
 	{ 0, NULL },
 };
 
-#ifndef SYSCONFDIR
-#define SYSCONFDIR "/etc"
-#endif
-#define DEFAULT_CONFIG SYSCONFDIR "/uffdguard/lsm.conf"
-
 static void lsm_usage(FILE *out)
 {
 	fputs("Usage: uffdguard lsm apply (--host | --cgroup PATH) [--policy P] [--set KNOB=V]...\n"
@@ -69,8 +64,8 @@ static void lsm_usage(FILE *out)
 	      "                     (/user.slice/user-1000.slice); it may not exist yet\n",
 	      out);
 	cli_policy_help(out, DEFAULT_POLICY);
-	fputs("      --config FILE  make the scopes in force exactly those of FILE (see\n"
-	      "                     uffdguard-lsm(8); default " DEFAULT_CONFIG ")\n"
+	fputs("      --config FILE  make the scopes in force exactly those of FILE (its\n"
+	      "                     format is in uffdguard-lsm(8))\n"
 	      "      --check        only check FILE\n"
 	      "      --verbose      on failure, also print what libbpf and the kernel said\n"
 	      "Options of show and audit:\n"

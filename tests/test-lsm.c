@@ -875,6 +875,83 @@ TEST_TIMEOUT(an_entry_holds_for_a_cgroup_created_later_and_created_again, 300)
 	remove_all();
 }
 
+/* ---- the configuration file ------------------------------------------ */
+
+static void write_config(const char *dir, const char *text, char *path, size_t size)
+{
+	snprintf(path, size, "%s/lsm.conf", dir);
+	write_text(path, text);
+}
+
+TEST_TIMEOUT(a_configuration_file_makes_the_scopes_exactly_its_own, 300)
+{
+	char dir[] = "/tmp/uffdguard-lsm.XXXXXX", path[PATH_MAX], text[1024];
+	char a[128], b[128];
+	struct caller_proc in_a, in_b;
+	struct cli_result r;
+
+	setup();
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	cg_self(cg_home, sizeof(cg_home));
+	cg_test_name(a, sizeof(a), "-a");
+	cg_test_name(b, sizeof(b), "-b");
+	cg_make(a);
+	cg_make(b);
+	snprintf(text, sizeof(text), "host user-mode-only\n%s deny\n%s allow cover_device=0\n", a, b);
+	write_config(dir, text, path, sizeof(path));
+	APPLY("--config", path);
+	json_object *doc = show();
+	ASSERT_EQ(json_object_array_length(jat(doc, "scopes")), 3);
+	ASSERT_STREQ(jstr(shown_scope(doc, ""), "policy.name"), "user-mode-only");
+	ASSERT_STREQ(jstr(shown_scope(doc, a), "policy.name"), "deny");
+	ASSERT_EQ(jint(shown_scope(doc, b), "policy.cover_device"), 0);
+	caller_start(&in_a, CALLER_UNPRIV, a);
+	caller_start(&in_b, CALLER_UNPRIV, b);
+	ASSERT_EQ(caller_call(&in_a, UFFD_USER_MODE_ONLY), EPERM);
+	ASSERT_EQ(caller_call(&in_b, 0), 0);
+
+	/* Another file: the entry for b goes, a changes, the host stays. */
+	snprintf(text, sizeof(text), "# fewer\nhost user-mode-only\n%s user-mode-only\n", a);
+	write_config(dir, text, path, sizeof(path));
+	REAPPLY("--config", path);
+	doc = show();
+	ASSERT_EQ(json_object_array_length(jat(doc, "scopes")), 2);
+	ASSERT_EQ(caller_call(&in_a, UFFD_USER_MODE_ONLY), 0);
+	ASSERT_EQ(caller_call(&in_a, 0), EPERM);
+	ASSERT_EQ(caller_call(&in_b, 0), EPERM); /* now the host default's */
+
+	/* A mistake anywhere in the file changes nothing. */
+	doc = show();
+	snprintf(text, sizeof(text), "host deny\n%s allow\n%s/x frobnicate\n", a, b);
+	write_config(dir, text, path, sizeof(path));
+	CLI(WHO_ROOT, &r, "lsm", "apply", "--config", path);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "lsm.conf:3: unknown policy 'frobnicate'");
+	snprintf(text, sizeof(text), "host deny\n%s allow\n/cgroup.procs/x allow\n", a);
+	write_config(dir, text, path, sizeof(path));
+	CLI(WHO_ROOT, &r, "lsm", "apply", "--config", path);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "cgroup /cgroup.procs/x: Not a directory");
+	json_object *after = show();
+	ASSERT_STREQ(json_object_to_json_string(jat(after, "scopes")),
+		     json_object_to_json_string(jat(doc, "scopes")));
+	ASSERT_EQ(caller_call(&in_a, 0), EPERM);
+
+	/* An empty file: no scope, the program stays loaded. */
+	write_config(dir, "# nothing\n", path, sizeof(path));
+	REAPPLY("--config", path);
+	doc = show();
+	ASSERT_EQ(json_object_array_length(jat(doc, "scopes")), 0);
+	ASSERT_TRUE(jbool(doc, "enforcing"));
+	ASSERT_EQ(caller_call(&in_a, 0), 0);
+
+	caller_stop(&in_a);
+	caller_stop(&in_b);
+	cg_leave_and_remove((const char *const[]){ a, b, NULL });
+	remove_tree(dir);
+	remove_all();
+}
+
 /* ---- many threads ------------------------------------------------------- */
 
 #define N_THREADS 16

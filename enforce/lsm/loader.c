@@ -672,6 +672,16 @@ int lsm_apply(const struct lsm_scope_spec *specs, size_t n, bool exact, char *er
 				return -EINVAL;
 			}
 	}
+	/* A path that cannot be a cgroup (a component is a file, say) is
+	 * refused now, not half-way through the writes. */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t id;
+		int r = specs[i].cgroup[0] ? cgroup_id_of(specs[i].cgroup, &id) : 0;
+		if (r < 0 && r != -ENOENT) {
+			say(err, err_size, "cgroup %s: %s", specs[i].cgroup, strerror(-r));
+			return r;
+		}
+	}
 	lsm_support_probe(&s, true);
 	int r = lsm_support_check(&s, err, err_size);
 	if (r < 0)
