@@ -1109,6 +1109,94 @@ TEST_TIMEOUT(a_fork_event_is_told_apart_from_a_new_descriptor, 300)
 	remove_all();
 }
 
+/* ---- the journal -------------------------------------------------------- */
+
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+#define JOURNALD "/lib/systemd/systemd-journald"
+
+/* journalctl's JSON for the records of tid, once it has them all. */
+static int journal_records(const char *dir, int tid, json_object **out, int want)
+{
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "journalctl --no-pager -o json %s%s UFFDGUARD_TID=%d 2>/dev/null",
+		 dir ? "-D " : "", dir ? dir : "", tid);
+	int n = 0;
+	for (double deadline = now_ms() + 30000; n < want && now_ms() < deadline; usleep(100000)) {
+		while (n > 0)
+			json_object_put(out[--n]);
+		FILE *p = popen(cmd, "r");
+		ASSERT_TRUE(p != NULL);
+		char line[16384];
+		while (n < want && fgets(line, sizeof(line), p))
+			if ((out[n] = json_tokener_parse(line)) != NULL)
+				n++;
+		pclose(p);
+	}
+	return n;
+}
+
+TEST_TIMEOUT(the_audit_records_go_to_the_journal_with_their_fields, 300)
+{
+	pid_t journald = -1;
+	const char *dir = NULL;
+
+	setup();
+	if (access(JOURNAL_SOCKET, F_OK) < 0) {
+		/* No journal here (a test guest): a private one, in /run. */
+		if (access(JOURNALD, X_OK) < 0)
+			SKIP("no systemd-journald to write to (%s)", JOURNALD);
+		journald = ASSERT_SYS(fork());
+		if (journald == 0) {
+			execl(JOURNALD, JOURNALD, (char *)NULL);
+			_exit(127);
+		}
+		for (double deadline = now_ms() + 30000; access(JOURNAL_SOCKET, F_OK) < 0;
+		     usleep(10000))
+			if (now_ms() > deadline)
+				FAIL("systemd-journald did not open %s", JOURNAL_SOCKET);
+		dir = "/run/log/journal";
+	}
+	APPLY("--host", "--policy", "user-mode-only");
+	struct batch *b = shared(sizeof(*b));
+	b->device = "/nonexistent";
+	as_caller(CALLER_UNPRIV, run_batch, b);
+	ASSERT_EQ(b->out[0].err, EPERM);
+	ASSERT_EQ(b->out[1].err, 0);
+
+	pid_t reader = ASSERT_SYS(fork());
+	if (reader == 0) {
+		execl(cli_path(), cli_path(), "lsm", "audit", "--journal", (char *)NULL);
+		_exit(127);
+	}
+	json_object *rec[2];
+	int n = journal_records(dir, b->out[0].tid, rec, 2);
+	kill(reader, SIGTERM);
+	int status;
+	ASSERT_SYS(waitpid(reader, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_EQ(n, 2);
+	/* The first two calls of the batch: without the flag, then with it. */
+	ASSERT_STREQ(jstr(rec[0], "UFFDGUARD_VERDICT"), "eperm");
+	ASSERT_STREQ(jstr(rec[0], "UFFDGUARD_FLAGS"), "0x0");
+	ASSERT_STREQ(jstr(rec[0], "PRIORITY"), "4");
+	ASSERT_STREQ(jstr(rec[1], "UFFDGUARD_VERDICT"), "allow");
+	ASSERT_STREQ(jstr(rec[1], "UFFDGUARD_FLAGS"), "0x1");
+	ASSERT_STREQ(jstr(rec[1], "PRIORITY"), "6");
+	for (int i = 0; i < 2; i++) {
+		ASSERT_STREQ(jstr(rec[i], "UFFDGUARD_ENTRY"), "syscall");
+		ASSERT_STREQ(jstr(rec[i], "UFFDGUARD_CALL"), "userfaultfd");
+		ASSERT_STREQ(jstr(rec[i], "UFFDGUARD_SCOPE"), "host");
+		ASSERT_STREQ(jstr(rec[i], "UFFDGUARD_PRIVILEGED"), "0");
+		ASSERT_CONTAINS(jstr(rec[i], "MESSAGE"), "userfaultfd ");
+		json_object_put(rec[i]);
+	}
+	if (journald > 0) {
+		kill(journald, SIGTERM);
+		ASSERT_SYS(waitpid(journald, &status, 0));
+	}
+	remove_all();
+}
+
 /* ---- the pins ----------------------------------------------------------- */
 
 struct ids {
