@@ -153,12 +153,18 @@ static __always_inline _Bool privileged(struct task_struct *task)
 }
 
 /* The deepest cgroup entry on the caller's path to the root, else the
- * host default; copied under the lock. */
-static __always_inline _Bool find_scope(struct lsm_scope *out)
+ * host default; copied under the lock.  The walk starts at the caller's
+ * own level: most processes sit a few levels down. */
+static __always_inline _Bool find_scope(struct task_struct *task, struct lsm_scope *out)
 {
 	struct lsm_scope *s = 0;
+	int depth = BPF_CORE_READ(task, cgroups, dfl_cgrp, level);
 
-	for (int level = LSM_MAX_DEPTH; level > 0 && !s; level--) {
+	for (int i = 0; i < LSM_MAX_DEPTH && !s; i++) {
+		/* Deeper than any entry may be: its ancestors still count. */
+		int level = (depth < LSM_MAX_DEPTH ? depth : LSM_MAX_DEPTH) - i;
+		if (level <= 0)
+			break;
 		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
 		if (id)
 			s = bpf_map_lookup_elem(&scopes, &id);
@@ -231,7 +237,7 @@ int BPF_PROG(uffd_create, struct inode *inode, const struct qstr *name,
 		return ret; /* already refused */
 	if (!is_userfaultfd(name))
 		return 0;
-	if (!find_scope(&s))
+	if (!find_scope(task, &s))
 		return 0; /* no policy anywhere: the kernel decides alone */
 
 	/* The context inode is NULL for a new context and the parent's inode
