@@ -22,6 +22,7 @@
 #include "lsm-config.h"
 #include "loader.h"
 #include "policy.h"
+#include "report.h"
 
 #define DEFAULT_POLICY "user-mode-only"
 
@@ -187,32 +188,6 @@ static void totals(const struct lsm_scope_state *s, uint64_t *allowed, uint64_t 
 	}
 }
 
-static const char *reason_key(int r)
-{
-	static const char *const keys[LSM_N_REASONS] = {
-		[POLICY_REASON_DEVICE_NOT_COVERED] = "device_not_covered",
-		[POLICY_REASON_UNPRIVILEGED_DENIED] = "unprivileged_denied",
-		[POLICY_REASON_FLAG_REQUIRED] = "flag_required",
-		[POLICY_REASON_UNKNOWN_FLAGS] = "unknown_flags",
-		[POLICY_REASON_PRIVILEGED] = "privileged",
-		[POLICY_REASON_FLAG_SET] = "flag_set",
-		[POLICY_REASON_UNPRIVILEGED_ALLOWED] = "unprivileged_allowed",
-		[LSM_REASON_FORK_EVENT] = "fork_event",
-		[LSM_REASON_UNKNOWN_ENTRY] = "unknown_entry",
-	};
-	return keys[r];
-}
-
-static json_object *policy_json(const struct policy *p)
-{
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "name", json_object_new_string(policy_name(p)));
-	for (size_t i = 0; i < POLICY_N_KNOBS; i++)
-		json_object_object_add(o, policy_knobs[i].name,
-				       json_object_new_int(policy_knob_get(p, &policy_knobs[i]) ? 1 : 0));
-	return o;
-}
-
 static void show_json(const struct lsm_support *sup, int support, const char *why,
 		      const struct lsm_state *st)
 {
@@ -231,30 +206,8 @@ static void show_json(const struct lsm_support *sup, int support, const char *wh
 	json_object_object_add(o, "same_program", json_object_new_boolean(st->same_program));
 	json_object_object_add(o, "audit_records_dropped", json_object_new_int64((int64_t)st->dropped));
 	json_object *scopes = json_object_new_array();
-	for (size_t i = 0; i < st->n_scopes; i++) {
-		const struct lsm_scope_state *s = &st->scopes[i];
-		json_object *so = json_object_new_object();
-		json_object_object_add(so, "scope", json_object_new_string(s->cgroup[0] ? "cgroup"
-										      : "host"));
-		json_object_object_add(so, "cgroup", s->cgroup[0] ? json_object_new_string(s->cgroup)
-								   : NULL);
-		json_object_object_add(so, "cgroup_id", s->cgroup[0] && s->cgroup_id
-			? json_object_new_int64((int64_t)s->cgroup_id) : NULL);
-		json_object_object_add(so, "policy", policy_json(&s->policy));
-		uint64_t a, p, v;
-		totals(s, &a, &p, &v);
-		json_object *d = json_object_new_object();
-		json_object_object_add(d, "allow", json_object_new_int64((int64_t)a));
-		json_object_object_add(d, "eperm", json_object_new_int64((int64_t)p));
-		json_object_object_add(d, "einval", json_object_new_int64((int64_t)v));
-		json_object *by = json_object_new_object();
-		for (int r = 0; r < LSM_N_REASONS; r++)
-			json_object_object_add(by, reason_key(r),
-					       json_object_new_int64((int64_t)s->counts[r]));
-		json_object_object_add(d, "by_reason", by);
-		json_object_object_add(so, "decisions", d);
-		json_object_array_add(scopes, so);
-	}
+	for (size_t i = 0; i < st->n_scopes; i++)
+		json_object_array_add(scopes, lsm_scope_json(&st->scopes[i]));
 	json_object_object_add(o, "scopes", scopes);
 	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
 					       JSON_C_TO_STRING_NOSLASHESCAPE));

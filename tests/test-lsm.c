@@ -1293,6 +1293,53 @@ TEST_TIMEOUT(pinned_maps_of_another_format_are_refused_with_what_to_do, 300)
 	remove_all();
 }
 
+static bool gone(int (*get)(__u32), uint32_t id);
+
+/* Another build's program (its object id differs): the next apply loads
+ * this one, attaches it before the old one goes, keeps the maps and so
+ * the scopes and their counts. */
+TEST_TIMEOUT(a_program_of_another_build_is_replaced_keeping_maps_and_scopes, 300)
+{
+	struct ids before, after;
+
+	setup();
+	APPLY("--host", "--policy", "deny");
+	pinned_ids(&before);
+	int fd = bpf_obj_get(LSM_PIN_DIR "/format");
+	ASSERT_OK(fd);
+	struct lsm_format f = { 0 };
+	__u32 zero = 0;
+	ASSERT_OK(bpf_map_lookup_elem(fd, &zero, &f));
+	f.object_id ^= 1;
+	ASSERT_OK(bpf_map_update_elem(fd, &zero, &f, BPF_ANY));
+	close(fd);
+	ASSERT_TRUE(!jbool(show(), "same_program"));
+
+	REAPPLY("--host", "--policy", "deny");
+	pinned_ids(&after);
+	ASSERT_TRUE(jbool(show(), "same_program"));
+	for (int i = 0; i < 3; i++) {
+		ASSERT_NE(after.prog[i], before.prog[i]);
+		ASSERT_NE(after.link[i], before.link[i]);
+	}
+	ASSERT_TRUE(!memcmp(after.map, before.map, sizeof(after.map)));
+	/* The old programs are gone, the policy holds. */
+	double deadline = now_ms() + 60000;
+	for (int i = 0; i < 3; i++)
+		while (!gone(bpf_prog_get_fd_by_id, before.prog[i]))
+			if (now_ms() > deadline)
+				FAIL("the replaced program %u is still in the kernel", before.prog[i]);
+			else
+				usleep(10000);
+	struct batch *b = shared(sizeof(*b));
+	b->device = "/nonexistent";
+	as_caller(CALLER_UNPRIV, run_batch, b);
+	ASSERT_EQ(b->out[1].err, EPERM);
+	ASSERT_STREQ(jstr(shown_scope(show(), ""), "policy.name"), "deny");
+	ASSERT_GT(jint(shown_scope(show(), ""), "decisions.eperm"), 0);
+	remove_all();
+}
+
 static bool gone(int (*get)(__u32), uint32_t id)
 {
 	int fd = get(id);

@@ -923,6 +923,22 @@ const char *lsm_reason_verdict(enum lsm_reason r)
 	return e == EPERM ? "eperm" : e == EINVAL ? "einval" : "allow";
 }
 
+const char *lsm_reason_key(enum lsm_reason r)
+{
+	static const char *const keys[LSM_N_REASONS] = {
+		[POLICY_REASON_DEVICE_NOT_COVERED] = "device_not_covered",
+		[POLICY_REASON_UNPRIVILEGED_DENIED] = "unprivileged_denied",
+		[POLICY_REASON_FLAG_REQUIRED] = "flag_required",
+		[POLICY_REASON_UNKNOWN_FLAGS] = "unknown_flags",
+		[POLICY_REASON_PRIVILEGED] = "privileged",
+		[POLICY_REASON_FLAG_SET] = "flag_set",
+		[POLICY_REASON_UNPRIVILEGED_ALLOWED] = "unprivileged_allowed",
+		[LSM_REASON_FORK_EVENT] = "fork_event",
+		[LSM_REASON_UNKNOWN_ENTRY] = "unknown_entry",
+	};
+	return (unsigned)r < LSM_N_REASONS && keys[r] ? keys[r] : "unknown";
+}
+
 /* ---- audit records ---------------------------------------------------- */
 
 struct follow {

@@ -92,6 +92,7 @@ const char *lsm_entry_call(enum lsm_entry e);   /* "userfaultfd", "USERFAULTFD_I
 const char *lsm_entry_abi(enum lsm_entry e);    /* "x86_64", "i386", "x32", "" */
 const char *lsm_reason_text(enum lsm_reason r);
 const char *lsm_reason_verdict(enum lsm_reason r); /* "allow", "eperm", "einval" */
+const char *lsm_reason_key(enum lsm_reason r);     /* "flag_required", ... for JSON */
 
 /* An audit record with what user space adds to it; or, with dropped
  * non-zero, a report that the ring buffer had no room for that many
