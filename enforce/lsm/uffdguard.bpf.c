@@ -276,15 +276,24 @@ int BPF_PROG(scope_on_mkdir, struct cgroup *cgrp, const char *path)
 	long n = bpf_probe_read_kernel_str(key.path, sizeof(key.path), path);
 	if (n <= 0 || n >= (long)sizeof(key.path))
 		return 0;
-	struct lsm_scope *want = bpf_map_lookup_elem(&scope_paths, &key);
-	if (!want)
-		return 0;
-	bpf_spin_lock(&want->lock);
-	value.slot = want->slot;
-	value.policy = want->policy;
-	bpf_spin_unlock(&want->lock);
 	__u64 id = BPF_CORE_READ(cgrp, kn, id);
-	bpf_map_update_elem(&scopes, &id, &value, BPF_ANY);
+	/* Twice: an entry changed or removed by user space between our
+	 * lookup and our update is seen by the second lookup, or user
+	 * space's own write (or scan for the removed entry's ids) comes
+	 * after our update. */
+	for (int pass = 0; pass < 2; pass++) {
+		struct lsm_scope *want = bpf_map_lookup_elem(&scope_paths, &key);
+		if (!want) {
+			if (pass)
+				bpf_map_delete_elem(&scopes, &id);
+			return 0;
+		}
+		bpf_spin_lock(&want->lock);
+		value.slot = want->slot;
+		value.policy = want->policy;
+		bpf_spin_unlock(&want->lock);
+		bpf_map_update_elem(&scopes, &id, &value, BPF_ANY);
+	}
 	return 0;
 }
 
