@@ -101,15 +101,16 @@ TEST(cgroup_paths_are_checked_for_length_and_depth)
 
 	ASSERT_OK(cgroup_path_check("/user.slice/user-1000.slice", err, sizeof(err)));
 	ASSERT_OK(cgroup_path_check("/a", err, sizeof(err)));
-	/* LSM_PATH_MAX - 1 characters fit; one more does not. */
+	/* LSM_PATH_MAX - 2 characters fit (the program reads the path of a
+	 * new cgroup into LSM_PATH_MAX bytes); one more does not. */
 	memset(path, 'x', sizeof(path));
 	path[0] = '/';
-	path[LSM_PATH_MAX - 1] = '\0';
+	path[LSM_PATH_MAX - 2] = '\0';
 	ASSERT_OK(cgroup_path_check(path, err, sizeof(err)));
-	path[LSM_PATH_MAX - 1] = 'x';
-	path[LSM_PATH_MAX] = '\0';
+	path[LSM_PATH_MAX - 2] = 'x';
+	path[LSM_PATH_MAX - 1] = '\0';
 	ASSERT_ERR(cgroup_path_check(path, err, sizeof(err)), -EINVAL);
-	ASSERT_CONTAINS(err, "at most 255");
+	ASSERT_CONTAINS(err, "at most 254");
 	/* LSM_MAX_DEPTH levels fit; one more does not. */
 	char deep[4 * (LSM_MAX_DEPTH + 1) + 1] = "";
 	for (int i = 0; i < LSM_MAX_DEPTH; i++)

@@ -872,6 +872,20 @@ TEST_TIMEOUT(an_entry_holds_for_a_cgroup_created_later_and_created_again, 300)
 	/* The same path's cgroup gone, the entry stays and holds no id. */
 	doc = show();
 	ASSERT_TRUE(json_object_object_get(shown_scope(doc, cg), "cgroup_id") == NULL);
+
+	/* The longest path an entry may have: the program reads the new
+	 * cgroup's path whole. */
+	char longest[LSM_PATH_MAX];
+	cg_test_name(longest, sizeof(longest), "-");
+	size_t len = strlen(longest);
+	memset(longest + len, 'x', LSM_PATH_MAX - 2 - len);
+	longest[LSM_PATH_MAX - 2] = '\0';
+	REAPPLY("--cgroup", longest, "--policy", "deny");
+	cg_make(longest);
+	caller_start(&c, CALLER_UNPRIV, longest);
+	ASSERT_EQ(caller_call(&c, UFFD_USER_MODE_ONLY), EPERM);
+	caller_stop(&c);
+	cg_leave_and_remove((const char *const[]){ longest, NULL });
 	remove_all();
 }
 

@@ -26,9 +26,11 @@ int cgroup_path_check(const char *path, char *err, size_t err_size)
 		snprintf(err, err_size, "'/' is the whole host: use the host default instead");
 		return -EINVAL;
 	}
-	if (len >= LSM_PATH_MAX) {
+	/* The tracepoint's path is read into LSM_PATH_MAX bytes: one that
+	 * fills them may have been cut, so it never matches. */
+	if (len > LSM_PATH_MAX - 2) {
 		snprintf(err, err_size, "cgroup path '%.60s...' is %zu characters long; at most %d",
-			 path, len, LSM_PATH_MAX - 1);
+			 path, len, LSM_PATH_MAX - 2);
 		return -EINVAL;
 	}
 	for (const char *c = path; *c; ) {

@@ -9,7 +9,7 @@
 
 /* 0 if path can name an entry: absolute, no empty, "." or ".."
  * component, no trailing slash, not "/" itself (that is the host
- * default), shorter than LSM_PATH_MAX, at most LSM_MAX_DEPTH levels.
+ * default), at most LSM_PATH_MAX - 2 characters and LSM_MAX_DEPTH levels.
  * Else -EINVAL with a sentence. */
 int cgroup_path_check(const char *path, char *err, size_t err_size);
 
