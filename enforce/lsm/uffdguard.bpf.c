@@ -6,6 +6,10 @@
  * userfaultfd passes through when new_userfaultfd() or a fork event
  * creates its anonymous inode "[userfaultfd]".
  *
+ * Kernel structures are read with direct loads, which the verifier
+ * checks against BTF and CO-RE relocates (vmlinux.h marks every type
+ * preserve_access_index): cheaper than a helper call per field.
+ *
  * The hook does not see the flags.  They come from the caller's saved
  * system call registers, where the system call number also says which
  * entry it came through (x86-64, i386, x32; the syscall or
@@ -96,7 +100,7 @@ static __always_inline _Bool is_userfaultfd(const struct qstr *name)
 {
 	char buf[sizeof(uffd_name)] = {};
 
-	if (bpf_probe_read_kernel_str(buf, sizeof(buf), BPF_CORE_READ(name, name)) !=
+	if (bpf_probe_read_kernel_str(buf, sizeof(buf), name->name) !=
 	    sizeof(uffd_name))
 		return 0;
 	for (int i = 0; i < (int)sizeof(uffd_name); i++)
@@ -112,28 +116,28 @@ static __always_inline _Bool is_userfaultfd(const struct qstr *name)
 static __always_inline enum lsm_entry read_entry(struct task_struct *task, __u64 *flags)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	__u32 nr = (__u32)BPF_CORE_READ(regs, orig_ax);
+	__u32 nr = (__u32)regs->orig_ax;
 	_Bool x32 = nr & X32_SYSCALL_BIT;
 
 	nr &= ~X32_SYSCALL_BIT;
 	if (nr == NR_USERFAULTFD) {
-		*flags = BPF_CORE_READ(regs, di);
+		*flags = regs->di;
 		return x32 ? LSM_ENTRY_X32_SYSCALL : LSM_ENTRY_SYSCALL;
 	}
 	if (nr == NR_I386_USERFAULTFD && !x32) {
-		*flags = BPF_CORE_READ(regs, bx);
+		*flags = regs->bx;
 		return LSM_ENTRY_I386_SYSCALL;
 	}
 	if ((nr == NR_IOCTL && !x32) || (nr == NR_X32_COMPAT_IOCTL && x32)) {
-		if ((__u32)BPF_CORE_READ(regs, si) != USERFAULTFD_IOC_NEW)
+		if ((__u32)regs->si != USERFAULTFD_IOC_NEW)
 			return LSM_ENTRY_UNKNOWN;
-		*flags = BPF_CORE_READ(regs, dx);
+		*flags = regs->dx;
 		return x32 ? LSM_ENTRY_X32_IOCTL : LSM_ENTRY_IOCTL;
 	}
 	if (nr == NR_I386_IOCTL && !x32) {
-		if ((__u32)BPF_CORE_READ(regs, cx) != USERFAULTFD_IOC_NEW)
+		if ((__u32)regs->cx != USERFAULTFD_IOC_NEW)
 			return LSM_ENTRY_UNKNOWN;
-		*flags = BPF_CORE_READ(regs, dx);
+		*flags = regs->dx;
 		return LSM_ENTRY_COMPAT_IOCTL;
 	}
 	return LSM_ENTRY_UNKNOWN;
@@ -143,13 +147,13 @@ static __always_inline enum lsm_entry read_entry(struct task_struct *task, __u64
  * subjective credentials, whose user namespace is the initial one. */
 static __always_inline _Bool privileged(struct task_struct *task)
 {
-	const struct cred *cred = BPF_CORE_READ(task, cred);
+	const struct cred *cred = task->cred;
 	__u64 effective = 0;
 
 	/* kernel_cap_t is a __u32[2] before 6.3 and a __u64 since: read as a
 	 * little-endian __u64, bit n is capability n in both. */
 	bpf_core_read(&effective, sizeof(effective), &cred->cap_effective);
-	return (effective >> CAP_SYS_PTRACE & 1) && BPF_CORE_READ(cred, user_ns, level) == 0;
+	return (effective >> CAP_SYS_PTRACE & 1) && cred->user_ns->level == 0;
 }
 
 /* The deepest cgroup entry on the caller's path to the root, else the
@@ -158,7 +162,7 @@ static __always_inline _Bool privileged(struct task_struct *task)
 static __always_inline _Bool find_scope(struct task_struct *task, struct lsm_scope *out)
 {
 	struct lsm_scope *s = 0;
-	int depth = BPF_CORE_READ(task, cgroups, dfl_cgrp, level);
+	int depth = task->cgroups->dfl_cgrp->level;
 
 	for (int i = 0; i < LSM_MAX_DEPTH && !s; i++) {
 		/* Deeper than any entry may be: its ancestors still count. */
@@ -220,7 +224,7 @@ static __always_inline void audit(struct task_struct *task, const struct lsm_sco
 	/* No mm (a kernel thread): the read fails and leaves "". */
 	r->exe[0] = 0;
 	bpf_probe_read_kernel_str(r->exe, sizeof(r->exe),
-				  BPF_CORE_READ(task, mm, exe_file, f_path.dentry, d_name.name));
+				  task->mm->exe_file->f_path.dentry->d_name.name);
 	bpf_ringbuf_submit(r, 0);
 }
 
@@ -260,7 +264,7 @@ int BPF_PROG(uffd_create, struct inode *inode, const struct qstr *name,
 /* The default hierarchy (cgroup v2) is hierarchy 0. */
 static __always_inline _Bool on_default_hierarchy(struct cgroup *cgrp)
 {
-	return BPF_CORE_READ(cgrp, root, hierarchy_id) == 0;
+	return cgrp->root->hierarchy_id == 0;
 }
 
 SEC("tp_btf/cgroup_mkdir")
@@ -276,7 +280,7 @@ int BPF_PROG(scope_on_mkdir, struct cgroup *cgrp, const char *path)
 	long n = bpf_probe_read_kernel_str(key.path, sizeof(key.path), path);
 	if (n <= 0 || n >= (long)sizeof(key.path))
 		return 0;
-	__u64 id = BPF_CORE_READ(cgrp, kn, id);
+	__u64 id = cgrp->kn->id;
 	/* Twice: an entry changed or removed by user space between our
 	 * lookup and our update is seen by the second lookup, or user
 	 * space's own write (or scan for the removed entry's ids) comes
@@ -302,7 +306,7 @@ int BPF_PROG(scope_on_rmdir, struct cgroup *cgrp, const char *path)
 {
 	if (!on_default_hierarchy(cgrp))
 		return 0;
-	__u64 id = BPF_CORE_READ(cgrp, kn, id);
+	__u64 id = cgrp->kn->id;
 	bpf_map_delete_elem(&scopes, &id);
 	return 0;
 }
