@@ -15,7 +15,10 @@
  * processes alternating with bare ones.
  *
  * Prints medians and ratios; run as root on a kernel that loads BPF LSM
- * programs.  Not a test: under emulation only the ratios mean something.
+ * programs.  Not a test: under emulation only the ratios mean something,
+ * and on a shared host they carry its noise (the "noise" column); QEMU's
+ * -icount shift=0,sleep=off makes the guest's clock count instructions,
+ * which gives ratios of the work done, the same run after run.
  *
  *   bench-lsm [--uffdguard PATH] [--rounds N]
  */
@@ -39,6 +42,7 @@
 #define LOOP_ITERS 20000
 #define UFFD_CALLS 200
 #define SUPERVISED_RUNS 5
+#define SETTLE_US 50000
 #define UFFD_USER_MODE_ONLY 1
 
 static double getpid_loop(void)
@@ -195,6 +199,9 @@ int main(int argc, char **argv)
 			struct bpf_link *link = NULL;
 			if (with && !(link = bpf_program__attach(skel->progs.uffd_create)))
 				die("attaching the BPF LSM program", errno);
+			/* Let the work that attaching or detaching leaves to
+			 * kernel threads run before the clock does. */
+			usleep(SETTLE_US);
 			for (int k = 0; k < 3; k++)
 				out[i * 3 + k] = loops[k]();
 			bpf_link__destroy(link);
