@@ -1303,6 +1303,19 @@ TEST_TIMEOUT(pinned_maps_of_another_format_are_refused_with_what_to_do, 300)
 	as_caller(CALLER_UNPRIV, run_batch, b);
 	ASSERT_EQ(b->out[1].err, EPERM);
 	remove_all();
+
+	/* A map of another layout where ours goes: libbpf cannot reuse it. */
+	ASSERT_TRUE(mkdir(LSM_PIN_DIR, 0700) == 0);
+	int bogus = bpf_map_create(BPF_MAP_TYPE_HASH, "scopes", 8, 8, 16, NULL);
+	ASSERT_OK(bogus);
+	ASSERT_OK(bpf_obj_pin(bogus, LSM_PIN_DIR "/scopes"));
+	close(bogus);
+	CLI(WHO_ROOT, &r, "lsm", "apply", "--host", "--policy", "allow");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "do not have the layout this uffdguard expects");
+	ASSERT_CONTAINS(r.err, "uffdguard lsm remove");
+	remove_all();
+	ASSERT_TRUE(access(LSM_PIN_DIR, F_OK) < 0);
 	REAPPLY("--host", "--policy", "allow");
 	remove_all();
 }
