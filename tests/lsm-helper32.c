@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Built with -m32 -static: a 32-bit process for test-lsm, found next to
+ * Built with -m32 -static (lsm-helper32) and -mx32 -static
+ * (lsm-helperx32): a process of another ABI for test-lsm, found next to
  * it.  Creates one userfaultfd and exits with the errno (0: created).
  *   lsm-helper32 syscall FLAGS
  *   lsm-helper32 ioctl DEVICE FLAGS

@@ -197,18 +197,23 @@ enum how {
 	HOW_INT80_IOCTL,   /* USERFAULTFD_IOC_NEW through int $0x80: compat ioctl */
 	HOW_32_SYSCALL,    /* a 32-bit process */
 	HOW_32_IOCTL,
+	HOW_X32_SYSCALL,   /* an x32 process (where the kernel runs them) */
+	HOW_X32_IOCTL,
 	N_HOWS
 };
 static const char *const how_names[] = { "syscall", "int $0x80", "second thread", "ioctl",
 					 "ioctl, command with upper bits", "int $0x80 ioctl",
-					 "32-bit syscall", "32-bit ioctl" };
+					 "32-bit syscall", "32-bit ioctl", "x32 syscall", "x32 ioctl" };
 /* The entry the audit record must name. */
-static const char *const how_entries[] = { "syscall", "i386 syscall", "syscall", "ioctl", "ioctl",
-					   "compat ioctl", "i386 syscall", "compat ioctl" };
+static const char *const how_entries[] = { "syscall",      "i386 syscall", "syscall",
+					   "ioctl",        "ioctl",        "compat ioctl",
+					   "i386 syscall", "compat ioctl", "x32 syscall",
+					   "x32 ioctl" };
 
 static bool how_device(enum how h)
 {
-	return h == HOW_IOCTL || h == HOW_IOCTL_CMD_HIGH || h == HOW_INT80_IOCTL || h == HOW_32_IOCTL;
+	return h == HOW_IOCTL || h == HOW_IOCTL_CMD_HIGH || h == HOW_INT80_IOCTL ||
+	       h == HOW_32_IOCTL || h == HOW_X32_IOCTL;
 }
 
 struct call_spec {
@@ -245,6 +250,10 @@ static const struct call_spec calls[] = {
 	{ HOW_32_SYSCALL, O_CLOEXEC },
 	{ HOW_32_IOCTL, 0 },
 	{ HOW_32_IOCTL, UFFD_USER_MODE_ONLY },
+	{ HOW_X32_SYSCALL, 0 },
+	{ HOW_X32_SYSCALL, UFFD_USER_MODE_ONLY },
+	{ HOW_X32_IOCTL, 0 },
+	{ HOW_X32_IOCTL, UFFD_USER_MODE_ONLY },
 };
 #define N_CALLS (sizeof(calls) / sizeof(calls[0]))
 
@@ -321,19 +330,39 @@ static const char *int80_missing(void)
 			      "hypervisor stops it)";
 }
 
-static char helper32[PATH_MAX + 16];
+/* The programs of the other ABIs, built from lsm-helper32.c next to this
+ * one where the build had their C library. */
+enum abi { ABI_I386, ABI_X32 };
+static char helpers[2][PATH_MAX + 16];
 
-static const char *helper32_missing(void)
+static int run_helper(enum abi abi, const char *mode, const char *device, uint64_t flags,
+		      int *pid_out);
+
+static const char *helper_missing(enum abi abi)
 {
+	static int x32_runs = -1;
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	ASSERT_TRUE(n > 0);
 	self[n] = '\0';
 	*strrchr(self, '/') = '\0';
-	snprintf(helper32, sizeof(helper32), "%s/lsm-helper32", self);
-	if (access(helper32, X_OK) < 0)
-		return "no 32-bit test program: the build had no 32-bit C library (gcc-multilib)";
-	return int80_missing();
+	snprintf(helpers[abi], sizeof(helpers[abi]), "%s/%s", self,
+		 abi == ABI_I386 ? "lsm-helper32" : "lsm-helperx32");
+	if (access(helpers[abi], X_OK) < 0)
+		return abi == ABI_I386
+			       ? "no 32-bit test program: the build had no i386 C library (gcc-multilib)"
+			       : "no x32 test program: the build had no x32 C library (gcc-multilib)";
+	if (abi == ABI_I386)
+		return int80_missing();
+	/* Debian's kernels have the x32 ABI but boot with it off
+	 * (syscall.x32=y turns it on): exec then fails, and so would its
+	 * system calls.  Asked once: created or refused by the policy is
+	 * an answer, anything else is not. */
+	if (x32_runs < 0) {
+		int pid, r = run_helper(ABI_X32, "syscall", NULL, UFFD_USER_MODE_ONLY, &pid);
+		x32_runs = r == 0 || r == EPERM;
+	}
+	return x32_runs ? NULL : "the kernel runs no x32 system calls (boot it with syscall.x32=y)";
 }
 
 struct thread_arg {
@@ -349,7 +378,8 @@ static void *thread_call(void *p)
 	return NULL;
 }
 
-static int run_helper32(const char *mode, const char *device, uint64_t flags, int *pid_out)
+static int run_helper(enum abi abi, const char *mode, const char *device, uint64_t flags,
+		      int *pid_out)
 {
 	char hex[24];
 	snprintf(hex, sizeof(hex), "%x", (unsigned)flags);
@@ -368,9 +398,9 @@ static int run_helper32(const char *mode, const char *device, uint64_t flags, in
 		     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SYS_PTRACE, 0, 0) < 0))
 			_exit(124);
 		if (device)
-			execl(helper32, helper32, mode, device, hex, (char *)NULL);
+			execl(helpers[abi], helpers[abi], mode, device, hex, (char *)NULL);
 		else
-			execl(helper32, helper32, mode, hex, (char *)NULL);
+			execl(helpers[abi], helpers[abi], mode, hex, (char *)NULL);
 		_exit(127);
 	}
 	int status;
@@ -428,16 +458,21 @@ static void make_call(const struct call_spec *c, const char *device, struct outc
 	}
 	case HOW_32_SYSCALL:
 	case HOW_32_IOCTL:
-		if (helper32_missing()) {
+	case HOW_X32_SYSCALL:
+	case HOW_X32_IOCTL: {
+		enum abi abi = c->how == HOW_32_SYSCALL || c->how == HOW_32_IOCTL ? ABI_I386 : ABI_X32;
+		bool ioctl_call = c->how == HOW_32_IOCTL || c->how == HOW_X32_IOCTL;
+		if (helper_missing(abi)) {
 			o->skipped = true;
 			break;
 		}
-		o->err = run_helper32(c->how == HOW_32_SYSCALL ? "syscall" : "ioctl",
-				      c->how == HOW_32_IOCTL ? device : NULL, c->flags, &o->pid);
+		o->err = run_helper(abi, ioctl_call ? "ioctl" : "syscall", ioctl_call ? device : NULL,
+				    c->flags, &o->pid);
 		if (o->err == 125) /* it could not open the device: no answer */
 			o->err = -ENOENT;
 		o->tid = o->pid;
 		break;
+	}
 	default:
 		o->err = -1;
 	}
@@ -663,9 +698,10 @@ static void check_matrix(const char *preset, const char *const *sets, const char
 	}
 	audit_check(ex, n);
 	if (skipped)
-		printf("# %zu calls not made: %s; %s\n", skipped,
+		printf("# %zu calls not made: %s; %s; %s\n", skipped,
 		       int80_missing() ? int80_missing() : "int $0x80 works",
-		       helper32_missing() ? helper32_missing() : "32-bit programs run");
+		       helper_missing(ABI_I386) ? helper_missing(ABI_I386) : "i386 programs run",
+		       helper_missing(ABI_X32) ? helper_missing(ABI_X32) : "x32 programs run");
 	remove_private_device(dev);
 	free(ex);
 }
