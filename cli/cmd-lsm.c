@@ -22,7 +22,7 @@
 #include "lsm-config.h"
 #include "loader.h"
 #include "policy.h"
-#include "report.h"
+#include "scope-json.h"
 
 #define DEFAULT_POLICY "user-mode-only"
 

@@ -1444,6 +1444,75 @@ TEST_TIMEOUT(remove_leaves_no_program_link_map_or_pin, 300)
 	ASSERT_EQ(b->out[0].err, 0);
 }
 
+/* ---- uffdguard status ------------------------------------------------- */
+
+static bool has_reason(json_object *doc, const char *needle)
+{
+	json_object *reasons = jat(doc, "verdict.reasons");
+	for (size_t i = 0; i < json_object_array_length(reasons); i++)
+		if (strstr(json_object_get_string(json_object_array_get_idx(reasons, i)), needle))
+			return true;
+	return false;
+}
+
+static json_object *status_json(int *exit_code)
+{
+	struct cli_result r;
+	CLI(WHO_ROOT, &r, "status", "--json");
+	*exit_code = r.status;
+	return cli_json(&r);
+}
+
+TEST_TIMEOUT(status_reports_the_bpf_lsm_and_its_verdict_accounts_for_it, 600)
+{
+	char open_cg[128];
+	int rc;
+
+	setup();
+	/* The kernel alone would let unprivileged callers in: only the
+	 * program stands in the way. */
+	APPLY("--host", "--policy", "deny");
+	json_object *doc = status_json(&rc);
+	ASSERT_EQ(rc, 0);
+	ASSERT_STREQ(jstr(doc, "verdict.status"), "protected");
+	ASSERT_TRUE(jbool(doc, "bpf_lsm.enforcing"));
+	ASSERT_STREQ(jstr(doc, "bpf_lsm.own_scope"), "host");
+	ASSERT_STREQ(jstr(doc, "bpf_lsm.scopes.0.policy.name"), "deny");
+	if (!has_reason(doc, "the BPF LSM program (id ") ||
+	    !has_reason(doc, "with the host default: deny"))
+		FAIL("no reason names the BPF LSM: %s", json_object_to_json_string(jat(doc, "verdict")));
+
+	/* A cgroup entry that lets unprivileged callers in, elsewhere than
+	 * where status probes: exposed, and the reason names it. */
+	cg_self(cg_home, sizeof(cg_home));
+	cg_test_name(open_cg, sizeof(open_cg), "-open");
+	cg_make(open_cg);
+	REAPPLY("--cgroup", open_cg, "--policy", "allow");
+	doc = status_json(&rc);
+	ASSERT_EQ(rc, 1);
+	ASSERT_STREQ(jstr(doc, "verdict.status"), "exposed");
+	char want[256];
+	snprintf(want, sizeof(want), "unprivileged processes under cgroup %s can create", open_cg);
+	if (!has_reason(doc, want))
+		FAIL("no reason names %s: %s", open_cg, json_object_to_json_string(jat(doc, "verdict")));
+	cg_leave_and_remove((const char *const[]){ open_cg, NULL });
+
+	/* Without the program, the sysctl decides: exposed. */
+	remove_all();
+	doc = status_json(&rc);
+	ASSERT_EQ(rc, 1);
+	ASSERT_TRUE(!jbool(doc, "bpf_lsm.enforcing"));
+
+	/* The text report has its line. */
+	APPLY("--host", "--policy", "user-mode-only");
+	struct cli_result r;
+	CLI(WHO_ROOT, &r, "status");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_CONTAINS(r.out, "bpf lsm         enforcing (program id ");
+	ASSERT_CONTAINS(r.out, "here: the host default");
+	remove_all();
+}
+
 /* ---- where it cannot work ----------------------------------------------- */
 
 /* A minimal LSM program, loaded by hand: the kernel's answer, to compare
