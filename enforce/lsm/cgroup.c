@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cleanup.h"
 #include "lsm.h"
 
 int cgroup_path_check(const char *path, char *err, size_t err_size)
@@ -55,7 +56,7 @@ int cgroup_path_check(const char *path, char *err, size_t err_size)
 
 int cgroup2_mount_point(char *buf, size_t size)
 {
-	FILE *f = fopen("/proc/self/mountinfo", "re");
+	cleanup_file FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
 	int r = -ENOENT;
 
@@ -76,7 +77,6 @@ int cgroup2_mount_point(char *buf, size_t size)
 		if (snprintf(buf, size, "%s", point) < (int)size)
 			r = 0;
 	}
-	fclose(f);
 	return r;
 }
 
@@ -112,20 +112,16 @@ int cgroup_path_of(uint64_t id, char *buf, size_t size)
 
 	if (r < 0)
 		return r;
-	int mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	cleanup_close int mfd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (mfd < 0)
 		return -errno;
-	int fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
-	r = fd < 0 ? (errno == ESTALE ? -ENOENT : -errno) : 0;
-	close(mfd);
-	if (r < 0)
-		return r;
+	cleanup_close int fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ESTALE ? -ENOENT : -errno;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	ssize_t n = readlink(link, target, sizeof(target) - 1);
-	r = n < 0 ? -errno : 0;
-	close(fd);
-	if (r < 0)
-		return r;
+	if (n < 0)
+		return -errno;
 	target[n] = '\0';
 	size_t mlen = strlen(mnt);
 	if (strncmp(target, mnt, mlen))

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cleanup.h"
 #include "loader.h"
 #include "uffdguard.skel.h"
 
@@ -138,10 +139,9 @@ void lsm_support_probe(struct lsm_support *s, bool may_mount)
 	if (may_mount && !fs_is(SECURITYFS, SECURITYFS_MAGIC))
 		(void)mount("securityfs", SECURITYFS, "securityfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
 			    NULL);
-	FILE *f = fopen(SECURITYFS "/lsm", "re");
+	cleanup_file FILE *f = fopen(SECURITYFS "/lsm", "re");
 	if (f) {
 		s->lsm_list_known = fgets(s->active_lsms, sizeof(s->active_lsms), f) != NULL;
-		fclose(f);
 		s->active_lsms[strcspn(s->active_lsms, "\n")] = '\0';
 		char list[sizeof(s->active_lsms)], *save = NULL;
 		snprintf(list, sizeof(list), "%s", s->active_lsms);
@@ -278,13 +278,11 @@ static uint64_t object_id(void)
 
 static int read_format(struct lsm_format *f)
 {
-	int fd = obj_get("format");
+	cleanup_close int fd = obj_get("format");
 	if (fd < 0)
 		return fd;
 	__u32 zero = 0;
-	int r = bpf_map_lookup_elem(fd, &zero, f) < 0 ? -errno : 0;
-	close(fd);
-	return r;
+	return bpf_map_lookup_elem(fd, &zero, f) < 0 ? -errno : 0;
 }
 
 static void format_mismatch(const struct lsm_format *f, char *err, size_t err_size)
@@ -307,13 +305,10 @@ static void load_failure(int e, char *err, size_t err_size)
 		    "(another version of uffdguard pinned them): remove them with 'uffdguard lsm "
 		    "remove' and apply the policy again", LSM_PIN_DIR);
 	} else if (e == EPERM) {
-		FILE *f = fopen(SECURITYFS "/lockdown", "re");
+		cleanup_file FILE *f = fopen(SECURITYFS "/lockdown", "re");
 		char mode[128] = "";
-		if (f) {
-			if (!fgets(mode, sizeof(mode), f))
-				mode[0] = '\0';
-			fclose(f);
-		}
+		if (f && !fgets(mode, sizeof(mode), f))
+			mode[0] = '\0';
 		if (strstr(mode, "[confidentiality]"))
 			say(err, err_size,
 			    "the kernel refused to load the BPF LSM program (EPERM): kernel lockdown "
@@ -505,12 +500,10 @@ static int zero_counts(int fd, uint32_t slot)
 	int ncpus = libbpf_num_possible_cpus();
 	if (ncpus < 0)
 		return ncpus;
-	void *zeros = calloc((size_t)ncpus, sizeof(struct lsm_counts));
+	cleanup_free void *zeros = calloc((size_t)ncpus, sizeof(struct lsm_counts));
 	if (!zeros)
 		return -ENOMEM;
-	int r = bpf_map_update_elem(fd, &slot, zeros, BPF_ANY) < 0 ? -errno : 0;
-	free(zeros);
-	return r;
+	return bpf_map_update_elem(fd, &slot, zeros, BPF_ANY) < 0 ? -errno : 0;
 }
 
 /* Delete every cgroup id whose entry uses slot (the current cgroup, and
@@ -597,7 +590,8 @@ static int apply_locked(const struct lsm_scope_spec *specs, size_t n, bool exact
 	int r = maps_open(&m, err, err_size);
 	if (r < 0)
 		return r;
-	struct entries *have = calloc(1, sizeof(*have)), *want = calloc(1, sizeof(*want));
+	cleanup_free struct entries *have = calloc(1, sizeof(*have));
+	cleanup_free struct entries *want = calloc(1, sizeof(*want));
 	if (!have || !want) {
 		r = -ENOMEM;
 		say(err, err_size, "out of memory");
@@ -650,8 +644,6 @@ static int apply_locked(const struct lsm_scope_spec *specs, size_t n, bool exact
 		    strerror(-e));
 	}
 out:
-	free(have);
-	free(want);
 	maps_close(&m);
 	return r;
 }
@@ -686,7 +678,7 @@ int lsm_apply(const struct lsm_scope_spec *specs, size_t n, bool exact, char *er
 	int r = lsm_support_check(&s, err, err_size);
 	if (r < 0)
 		return r;
-	int dir = lock_pin_dir(true, err, err_size);
+	cleanup_close int dir = lock_pin_dir(true, err, err_size);
 	if (dir < 0)
 		return dir;
 	r = ensure_loaded(err, err_size);
@@ -694,14 +686,13 @@ int lsm_apply(const struct lsm_scope_spec *specs, size_t n, bool exact, char *er
 		r = apply_locked(specs, n, exact, err, err_size);
 	else
 		(void)rmdir(LSM_PIN_DIR); /* if the failure left it empty */
-	close(dir);
 	return r;
 }
 
 int lsm_remove_scope(const char *cgroup, char *err, size_t err_size)
 {
 	const char *name = cgroup && cgroup[0] ? cgroup : "";
-	int dir = lock_pin_dir(false, err, err_size);
+	cleanup_close int dir = lock_pin_dir(false, err, err_size);
 	if (dir == -ENOENT) {
 		say(err, err_size, "no BPF LSM policy is in force");
 		return -ENOENT;
@@ -709,7 +700,7 @@ int lsm_remove_scope(const char *cgroup, char *err, size_t err_size)
 	if (dir < 0)
 		return dir;
 	struct maps m;
-	struct entries *have = calloc(1, sizeof(*have));
+	cleanup_free struct entries *have = calloc(1, sizeof(*have));
 	int r = have ? maps_open(&m, err, err_size) : -ENOMEM;
 	if (r == 0) {
 		r = entries_read(&m, have);
@@ -727,15 +718,13 @@ int lsm_remove_scope(const char *cgroup, char *err, size_t err_size)
 	} else if (r == -ENOMEM) {
 		say(err, err_size, "out of memory");
 	}
-	free(have);
-	close(dir);
 	return r;
 }
 
 int lsm_remove_all(char *err, size_t err_size)
 {
 	char path[PATH_MAX];
-	int dir = lock_pin_dir(false, err, err_size);
+	cleanup_close int dir = lock_pin_dir(false, err, err_size);
 	if (dir == -ENOENT)
 		return 0;
 	if (dir < 0)
@@ -759,7 +748,6 @@ int lsm_remove_all(char *err, size_t err_size)
 		r = -errno;
 	if (r < 0)
 		say(err, err_size, "cannot remove %s: %s", LSM_PIN_DIR, strerror(-r));
-	close(dir);
 	return r;
 }
 
@@ -771,24 +759,21 @@ static uint64_t sum_percpu_u64(int fd, uint32_t key, size_t words, size_t word)
 	uint64_t sum = 0;
 	if (ncpus <= 0)
 		return 0;
-	uint64_t *v = calloc((size_t)ncpus * words, sizeof(uint64_t));
+	cleanup_free uint64_t *v = calloc((size_t)ncpus * words, sizeof(uint64_t));
 	if (v && bpf_map_lookup_elem(fd, &key, v) == 0)
 		for (int c = 0; c < ncpus; c++)
 			sum += v[(size_t)c * words + word];
-	free(v);
 	return sum;
 }
 
 static uint32_t link_prog_id(const char *name)
 {
-	int fd = obj_get(name);
+	cleanup_close int fd = obj_get(name);
 	if (fd < 0)
 		return 0;
 	struct bpf_link_info info = { 0 };
 	__u32 len = sizeof(info);
-	uint32_t id = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.prog_id : 0;
-	close(fd);
-	return id;
+	return bpf_obj_get_info_by_fd(fd, &info, &len) == 0 ? info.prog_id : 0;
 }
 
 int lsm_state_read(struct lsm_state *st, char *err, size_t err_size)
@@ -828,7 +813,7 @@ int lsm_state_read(struct lsm_state *st, char *err, size_t err_size)
 	int r = maps_open(&m, err, err_size);
 	if (r < 0)
 		return r;
-	struct entries *e = calloc(1, sizeof(*e));
+	cleanup_free struct entries *e = calloc(1, sizeof(*e));
 	r = e ? entries_read(&m, e) : -ENOMEM;
 	if (r == 0 && e->n) {
 		st->scopes = calloc(e->n, sizeof(*st->scopes));
@@ -848,7 +833,6 @@ int lsm_state_read(struct lsm_state *st, char *err, size_t err_size)
 	st->dropped = sum_percpu_u64(m.dropped, 0, 1, 0);
 	if (r < 0)
 		say(err, err_size, "cannot read the BPF LSM scopes: %s", strerror(-r));
-	free(e);
 	maps_close(&m);
 	return r;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cgroup.h"
+#include "cleanup.h"
 #include "lsm-config.h"
 
 #define MAX_LINE 4096
@@ -44,7 +45,8 @@ int lsm_config_parse(const char *text, size_t len, const char *name,
 {
 	struct lsm_scope_spec *out = NULL;
 	size_t count = 0, cap = 0, lineno = 0;
-	int *lines = NULL, r = 0;
+	cleanup_free int *lines = NULL;
+	int r = 0;
 	char why[512];
 
 	for (size_t pos = 0; pos < len && r == 0;) {
@@ -106,7 +108,6 @@ int lsm_config_parse(const char *text, size_t len, const char *name,
 			}
 		lines[count++] = (int)lineno;
 	}
-	free(lines);
 	if (r < 0) {
 		free(out);
 		return r;
@@ -119,8 +120,8 @@ int lsm_config_parse(const char *text, size_t len, const char *name,
 int lsm_config_load(const char *path, struct lsm_scope_spec **specs, size_t *n, char *err,
 		    size_t err_size)
 {
-	FILE *f = fopen(path, "re");
-	char *text = NULL;
+	cleanup_file FILE *f = fopen(path, "re");
+	cleanup_free char *text = NULL;
 	size_t size = 0;
 
 	if (!f) {
@@ -137,13 +138,11 @@ int lsm_config_load(const char *path, struct lsm_scope_spec **specs, size_t *n, 
 			r = -ENOMEM;
 	if (r == 0 && ferror(f))
 		r = -EIO;
-	fclose(f);
 	if (mem)
-		fclose(mem);
+		fclose(mem); /* text and size are complete from here */
 	if (r < 0)
 		snprintf(err, err_size, "%s: %s", path, strerror(-r));
 	else
 		r = lsm_config_parse(text, size, path, specs, n, err, err_size);
-	free(text);
 	return r;
 }
