@@ -41,6 +41,7 @@ extern const struct subcommand cmd_status;
 extern const struct subcommand cmd_run;
 extern const struct subcommand cmd_sysctl;
 extern const struct subcommand cmd_profile;
+extern const struct subcommand cmd_lsm;
 
 /* The verb being run: main() sets it before calling it, and every message
  * below starts with "uffdguard VERB: " ("uffdguard: " before that). */

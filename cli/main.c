@@ -11,6 +11,7 @@ static const struct subcommand *const subcommands[] = {
 	&cmd_run,
 	&cmd_sysctl,
 	&cmd_profile,
+	&cmd_lsm,
 };
 #define N_SUBCOMMANDS (sizeof(subcommands) / sizeof(subcommands[0]))
 

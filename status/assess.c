@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The conclusion of `uffdguard status`, with its reasons. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "assess.h"
 #include "sysctl.h"
@@ -30,7 +32,123 @@ static bool inconclusive(const struct status_facts *f, const struct probe_identi
 	return e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN || e == EINTR;
 }
 
-static void conclude(const struct status_facts *f, struct assessment *a)
+/* Whether p lets an unprivileged caller create a descriptor without the
+ * flag by this path. */
+static bool allows_flagless(const struct policy *p, enum call_path path)
+{
+	struct call c = { .path = path, .flags = 0 };
+	return policy_decide(p, false, &c) == VERDICT_ALLOW;
+}
+
+static const char *scope_name(const struct lsm_scope_state *s, char *buf, size_t size)
+{
+	if (!s->cgroup[0])
+		return "the host default";
+	snprintf(buf, size, "cgroup %s", s->cgroup);
+	return buf;
+}
+
+/* What the BPF LSM does for the exposure, in a's lists.  *exposed: a
+ * scope the probe did not run in lets unprivileged processes hold the
+ * kernel.  Returns whether every process is under a scope that refuses
+ * them a flag-less USERFAULTFD_IOC_NEW (the device is covered, whoever
+ * can open it). */
+static bool assess_lsm(const struct status_facts *f, struct assessment *a, bool *exposed)
+{
+	const struct status_lsm *l = &f->lsm;
+	const struct lsm_state *st = &l->state;
+	/* What the kernel alone (the sysctl) and the device's permissions
+	 * leave open to unprivileged callers. */
+	bool sysctl_allows_flagless = f->sysctl == 1;
+	bool device_open = f->device_is_uffd && f->device_access.n > 0;
+	char name[LSM_PATH_MAX + 16];
+
+	*exposed = false;
+	if (l->state_err == -EPERM) {
+		a->complete = false;
+		status_list_add(&a->not_checked,
+				"the BPF LSM state: reading " LSM_PIN_DIR " needs root");
+		return false;
+	}
+	if (l->state_err < 0) {
+		a->complete = false;
+		status_list_add(&a->not_checked, "the BPF LSM state: %s", l->state_why);
+		return false;
+	}
+	if (st->pinned && !st->format_ok) {
+		status_list_add(&a->warnings,
+				"%s holds BPF LSM maps of format %u, which this uffdguard does not "
+				"read: 'uffdguard lsm remove' removes them",
+				LSM_PIN_DIR, st->format_version);
+		return false;
+	}
+	if (st->pinned && !st->enforcing) {
+		status_list_add(&a->warnings,
+				"the BPF LSM maps are pinned but its program is not attached: it "
+				"enforces nothing ('uffdguard lsm apply' or 'remove')");
+		return false;
+	}
+	if (st->enforcing && !l->support.bpf_active) {
+		status_list_add(&a->warnings, "the BPF LSM program is loaded but never runs: %s",
+				l->why_not);
+		return false;
+	}
+	if (!l->enforcing)
+		return false;
+
+	if (l->own_scope >= 0) {
+		const struct lsm_scope_state *s = &st->scopes[l->own_scope];
+		char knobs[256];
+		policy_format(&s->policy, knobs, sizeof(knobs));
+		*strstr(knobs, " privileged=") = '\0';
+		status_list_add(&a->reasons,
+				"the BPF LSM program (id %u) decides for this process's cgroup %s "
+				"with %s: %s (%s)",
+				st->prog_id, l->cgroup[0] ? l->cgroup : "?",
+				scope_name(s, name, sizeof(name)), policy_name(&s->policy), knobs);
+	} else {
+		status_list_add(&a->reasons,
+				"the BPF LSM program (id %u) is loaded, but no scope covers this "
+				"process's cgroup %s: the kernel decides alone there",
+				st->prog_id, l->cgroup[0] ? l->cgroup : "?");
+	}
+
+	/* The scopes the probe did not run in.  Without a host default,
+	 * processes outside every entry are the kernel's alone. */
+	bool host = false, covers = true;
+	for (size_t i = 0; i < st->n_scopes; i++) {
+		const struct lsm_scope_state *s = &st->scopes[i];
+		host |= !s->cgroup[0];
+		bool sys = allows_flagless(&s->policy, CALL_SYSCALL) && sysctl_allows_flagless;
+		bool dev = allows_flagless(&s->policy, CALL_DEVICE_IOCTL);
+		covers &= !dev;
+		if ((ssize_t)i == l->own_scope || !(sys || (dev && device_open)))
+			continue;
+		*exposed = true;
+		status_list_add(&a->reasons,
+				"unprivileged processes under %s can create descriptors that handle "
+				"kernel-mode faults: the BPF LSM policy there is %s%s",
+				scope_name(s, name, sizeof(name)), policy_name(&s->policy),
+				sys ? " and vm.unprivileged_userfaultfd allows it"
+				    : ", which leaves /dev/userfaultfd to its file permissions");
+	}
+	if (!host && l->own_scope >= 0 && (sysctl_allows_flagless || device_open)) {
+		*exposed = true;
+		status_list_add(&a->reasons,
+				"unprivileged processes outside every BPF LSM cgroup entry are left "
+				"to the kernel, which lets them create descriptors that handle "
+				"kernel-mode faults (no host default is applied)");
+	}
+	if (st->dropped)
+		status_list_add(&a->warnings,
+				"%" PRIu64 " BPF LSM audit records were lost (the ring buffer was "
+				"full): is uffdguard-lsm-audit.service running?",
+				st->dropped);
+	return host && covers;
+}
+
+static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_covers_device,
+		     struct assessment *a)
 {
 	const struct probe_identity *u = status_unprivileged(f);
 	char held[256] = "";
@@ -88,8 +206,9 @@ static void conclude(const struct status_facts *f, struct assessment *a)
 	 * an ACL entry, a non-root owner) can hold the kernel, unless the
 	 * uffdguard policy in force refuses its flag-less ioctl. */
 	struct call dev_call = { .path = CALL_DEVICE_IOCTL, .flags = 0 };
-	bool device_covered = f->marker_ours &&
-			      policy_decide(&f->marker_policy, false, &dev_call) == VERDICT_EPERM;
+	bool device_covered = (f->marker_ours &&
+			       policy_decide(&f->marker_policy, false, &dev_call) == VERDICT_EPERM) ||
+			      lsm_covers_device;
 	bool device_open_to_others = f->device_is_uffd && f->device_access.n && !device_covered &&
 				     !created(u, PROBE_DEVICE);
 	if (n_held) {
@@ -116,6 +235,8 @@ static void conclude(const struct status_facts *f, struct assessment *a)
 				"%s can open %s, which handles kernel-mode faults whatever %s "
 				"says",
 				f->device_access.item[0], f->device, SYSCTL_NAME);
+	} else if (lsm_exposed) {
+		a->exposure = EXPOSURE_EXPOSED; /* the reason is the BPF LSM's */
 	} else if (inconclusive(f, u, PROBE_SYSCALL)) {
 		a->exposure = EXPOSURE_UNKNOWN;
 		status_list_add(&a->reasons,
@@ -190,10 +311,34 @@ static void conclude(const struct status_facts *f, struct assessment *a)
 						  : f->fusermount.item[0]);
 }
 
+/* Move from's sentences to the end of to (dropping what does not fit,
+ * as status_list_add() does). */
+static void list_append(struct status_list *to, struct status_list *from)
+{
+	for (int i = 0; i < from->n; i++) {
+		if (to->n < STATUS_LIST_MAX)
+			to->item[to->n++] = from->item[i];
+		else
+			free(from->item[i]);
+	}
+	to->failed |= from->failed;
+	from->n = 0;
+}
+
 int status_assess(const struct status_facts *f, struct assessment *a)
 {
+	/* The BPF LSM first, for the verdict; its sentences come after the
+	 * probe's. */
+	struct assessment lsm = { .complete = true };
+	bool lsm_exposed;
+	bool lsm_covers_device = assess_lsm(f, &lsm, &lsm_exposed);
+
 	*a = (struct assessment){ 0 };
-	conclude(f, a);
+	conclude(f, lsm_exposed, lsm_covers_device, a);
+	list_append(&a->reasons, &lsm.reasons);
+	list_append(&a->warnings, &lsm.warnings);
+	list_append(&a->not_checked, &lsm.not_checked);
+	a->complete &= lsm.complete;
 	return a->reasons.failed || a->not_checked.failed || a->warnings.failed ? -ENOMEM : 0;
 }
 

@@ -212,6 +212,38 @@ static void gather_process(struct status_facts *f)
 		fd < 0 && marker_decode(f->marker_err, &f->marker_enforcer, &f->marker_policy);
 }
 
+static void gather_lsm(struct status_lsm *l)
+{
+	l->own_scope = -1;
+	lsm_support_probe(&l->support, false);
+	l->support_err = lsm_support_check(&l->support, l->why_not, sizeof(l->why_not));
+	l->state_err = lsm_state_read(&l->state, l->state_why, sizeof(l->state_why));
+	l->enforcing = l->state_err == 0 && l->state.enforcing && l->state.format_ok &&
+		       l->support.bpf_active;
+
+	/* "0::/path" in /proc/self/cgroup: the v2 hierarchy. */
+	char line[4200];
+	cleanup_file FILE *f = fopen("/proc/self/cgroup", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(l->cgroup, sizeof(l->cgroup), "%.4095s", line + 3);
+		}
+
+	/* The deepest entry on the path to the root, else the host default. */
+	char path[sizeof(l->cgroup)];
+	snprintf(path, sizeof(path), "%s", l->cgroup);
+	while (l->own_scope < 0 && path[0] == '/' && path[1]) {
+		for (size_t i = 0; i < l->state.n_scopes; i++)
+			if (!strcmp(l->state.scopes[i].cgroup, path))
+				l->own_scope = (ssize_t)i;
+		*strrchr(path, '/') = '\0';
+	}
+	for (size_t i = 0; l->own_scope < 0 && i < l->state.n_scopes; i++)
+		if (!l->state.scopes[i].cgroup[0])
+			l->own_scope = (ssize_t)i;
+}
+
 static void gather_fuse(struct status_facts *f)
 {
 	static const char *const paths[] = {
@@ -256,6 +288,7 @@ int status_gather(struct status_facts *f, const struct probe_options *po)
 	gather_device(f);
 	gather_process(f);
 	gather_fuse(f);
+	gather_lsm(&f->lsm);
 	f->probe_result = probe_run(po, &f->probe);
 	if (f->probe_result < 0)
 		return f->probe_result;
@@ -266,6 +299,7 @@ void status_facts_fini(struct status_facts *f)
 {
 	status_list_free(&f->device_access);
 	status_list_free(&f->fusermount);
+	lsm_state_free(&f->lsm.state);
 	free(f->acl);
 	f->acl = NULL;
 }

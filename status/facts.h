@@ -2,8 +2,8 @@
 /*
  * What `uffdguard status` finds out: the kernel, vm.unprivileged_userfaultfd,
  * /dev/userfaultfd and who may open it, this process's seccomp state and
- * the uffdguard marker, FUSE, and the live probe (probe.h).  Gathering
- * only: assess.h concludes, render.h writes it down.
+ * the uffdguard marker, the BPF LSM, FUSE, and the live probe (probe.h).
+ * Gathering only: assess.h concludes, render.h writes it down.
  */
 #ifndef UFFDGUARD_STATUS_FACTS_H
 #define UFFDGUARD_STATUS_FACTS_H
@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "libuffd.h"
+#include "loader.h"
 #include "marker.h"
 #include "policy.h"
 #include "probe.h"
@@ -34,6 +35,22 @@ struct acl_entry {
 	const char *tag; /* "user", "group", "mask", ... */
 	long id;         /* -1 for the *_obj, mask and other entries */
 	unsigned perm;   /* rwx bits, 4 2 1 */
+};
+
+/* The BPF LSM (enforce/lsm/): whether it can work here, what is pinned
+ * and in force, and the scope that decides where the probe runs. */
+struct status_lsm {
+	struct lsm_support support;
+	int support_err; /* lsm_support_check(): 0 or -errno */
+	char why_not[512];
+	int state_err; /* lsm_state_read(): 0 or -errno (-EPERM: not root) */
+	char state_why[512];
+	struct lsm_state state;
+	/* Its program is attached, its maps are of this build's format, and
+	 * the kernel runs BPF LSM programs. */
+	bool enforcing;
+	char cgroup[4096]; /* this process's cgroup (v2 hierarchy) */
+	ssize_t own_scope; /* the index in state.scopes of the one deciding there, or -1 */
 };
 
 struct status_facts {
@@ -64,6 +81,8 @@ struct status_facts {
 	bool marker_ours;
 	enum enforcer marker_enforcer;
 	struct policy marker_policy;
+	/* the BPF LSM */
+	struct status_lsm lsm;
 	/* probes */
 	int probe_result; /* probe_run(): 0 or -errno */
 	struct probe_report probe;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "render.h"
+#include "scope-json.h"
 #include "sysctl.h"
 
 #define STATUS_SCHEMA_VERSION 1
@@ -95,6 +96,33 @@ static json_object *json_identity(const struct probe_identity *id, enum probe_wh
 	return o;
 }
 
+static json_object *json_lsm(const struct status_lsm *l)
+{
+	json_object *o = json_object_new_object();
+	const struct lsm_state *st = &l->state;
+
+	ADD(o, "active_lsms",
+	    l->support.lsm_list_known ? json_object_new_string(l->support.active_lsms) : NULL);
+	ADD(o, "bpf_lsm_active", json_object_new_boolean(l->support.bpf_active));
+	ADD(o, "supported", json_object_new_boolean(l->support_err == 0));
+	ADD(o, "why_not", l->support_err ? json_object_new_string(l->why_not) : NULL);
+	ADD(o, "readable", json_object_new_boolean(l->state_err == 0));
+	ADD(o, "enforcing", json_object_new_boolean(l->enforcing));
+	ADD(o, "program_id", st->prog_id ? json_object_new_int64(st->prog_id) : NULL);
+	json_object *scopes = json_object_new_array();
+	for (size_t i = 0; i < st->n_scopes; i++)
+		json_object_array_add(scopes, lsm_scope_json(&st->scopes[i]));
+	ADD(o, "scopes", scopes);
+	ADD(o, "cgroup", l->cgroup[0] ? json_object_new_string(l->cgroup) : NULL);
+	ADD(o, "own_scope",
+	    l->own_scope < 0 ? NULL
+			     : json_object_new_string(st->scopes[l->own_scope].cgroup[0]
+							      ? st->scopes[l->own_scope].cgroup
+							      : "host"));
+	ADD(o, "audit_records_dropped", json_object_new_int64((int64_t)st->dropped));
+	return o;
+}
+
 char *status_render_json(const struct status_facts *f, const struct assessment *a, int exit_code,
 			 const char *version)
 {
@@ -129,6 +157,7 @@ char *status_render_json(const struct status_facts *f, const struct assessment *
 	    f->sysctl >= 0 ? json_object_new_string(sysctl_meaning(f->sysctl, f->new_semantics))
 			   : NULL);
 	ADD(root, "sysctl", o);
+	ADD(root, "bpf_lsm", json_lsm(&f->lsm));
 
 	o = json_object_new_object();
 	ADD(o, "path", json_object_new_string(f->device));

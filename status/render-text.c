@@ -46,6 +46,31 @@ static void write_stall(FILE *out, const struct stall_result *r)
 	}
 }
 
+static void write_lsm(FILE *out, const struct status_lsm *l)
+{
+	const struct lsm_state *st = &l->state;
+	size_t entries = 0;
+
+	for (size_t i = 0; i < st->n_scopes; i++)
+		entries += st->scopes[i].cgroup[0] != 0;
+	fprintf(out, "bpf lsm         ");
+	if (l->state_err == -EPERM)
+		fprintf(out, "not read (needs root); %s\n",
+			l->support_err ? l->why_not : "it can work here");
+	else if (l->enforcing)
+		fprintf(out, "enforcing (program id %u): %zu scope%s, %zu of them cgroup entries; "
+			"here: %s\n", st->prog_id, st->n_scopes, st->n_scopes == 1 ? "" : "s", entries,
+			l->own_scope < 0			   ? "no scope"
+			: st->scopes[l->own_scope].cgroup[0] ? st->scopes[l->own_scope].cgroup
+							      : "the host default");
+	else if (st->pinned)
+		fprintf(out, "pinned in %s but not enforcing\n", LSM_PIN_DIR);
+	else if (l->support_err)
+		fprintf(out, "not loaded; it cannot work here: %s\n", l->why_not);
+	else
+		fprintf(out, "not loaded (active LSMs: %s)\n", l->support.active_lsms);
+}
+
 static void write_text(FILE *out, const struct status_facts *f, const struct assessment *a,
 		       int exit_code)
 {
@@ -75,6 +100,7 @@ static void write_text(FILE *out, const struct status_facts *f, const struct ass
 			sysctl_meaning(f->sysctl, f->new_semantics));
 	else
 		fprintf(out, "sysctl          %s: %s\n", SYSCTL_NAME, strerror(-f->sysctl));
+	write_lsm(out, &f->lsm);
 
 	if (f->device_stat < 0) {
 		fprintf(out, "device          %s: %s\n", f->device, strerror(-f->device_stat));

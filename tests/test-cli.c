@@ -82,6 +82,7 @@ TEST(missing_arguments_read_the_same_in_every_verb)
 		{ "run", "--policy", "--policy" },   { "run", "-m", "-m" },
 		{ "profile", "--set", "--set" },     { "profile", "-o", "-o" },
 		{ "status", "--hold", "--hold" },    { "sysctl", "apply", "--assume-kernel" },
+		{ "lsm", "apply", "--cgroup" },      { "lsm", "apply", "-s" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -99,7 +100,7 @@ TEST(missing_arguments_read_the_same_in_every_verb)
 
 TEST(every_verb_lists_its_exit_codes_in_its_help)
 {
-	static const char *const verbs[] = { "status", "run", "sysctl", "profile" };
+	static const char *const verbs[] = { "status", "run", "sysctl", "profile", "lsm" };
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		struct cli_result *o = RUN(verbs[i], "--help");
