@@ -26,7 +26,9 @@
 #include "sys.h"
 #include "util.h"
 
-enum outcome { SERVES, REFUSES };
+/* SERVES_WITH_POISON: a case that hides something else, and so means what
+ * it says only where the kernel has UFFDIO_POISON (Linux 6.6). */
+enum outcome { SERVES, REFUSES, SERVES_WITH_POISON };
 
 struct hidden {
 	uint64_t features, ioctls;
@@ -193,6 +195,14 @@ static void hiding(enum libuffd_engine_mode mode, const struct hidden *h, enum o
 {
 	if ((h->open_flags & LIBUFFD_OPEN_KERNEL_FAULTS))
 		require_root(); /* kernel-fault descriptors: CAP_SYS_PTRACE */
+	if (want == SERVES_WITH_POISON) {
+		struct libuffd_api api;
+		ASSERT_OK(libuffd_kernel_api(&api));
+		if (!(api.features & LIBUFFD_FEATURE_POISON))
+			SKIP("needs UFFDIO_POISON (Linux 6.6); without it this is the "
+			     "without_poison_or_thread_id case");
+		want = SERVES;
+	}
 	if (want == REFUSES) {
 		refuses(mode, h);
 		return;
@@ -239,7 +249,7 @@ HIDING(without_poison_or_thread_id, POISON_GONE | LIBUFFD_FEATURE_THREAD_ID,
 /* ... and only in user mode: the kernel would retry a kernel-mode one. */
 HIDING(without_poison_for_kernel_faults, POISON_GONE, LIBUFFD_IOCTL_POISON,
        LIBUFFD_OPEN_KERNEL_FAULTS, REFUSES, SERVES)
-HIDING(without_thread_id, LIBUFFD_FEATURE_THREAD_ID, 0, 0, SERVES, SERVES)
+HIDING(without_thread_id, LIBUFFD_FEATURE_THREAD_ID, 0, 0, SERVES_WITH_POISON, SERVES)
 HIDING(without_exact_address, LIBUFFD_FEATURE_EXACT_ADDRESS, 0, 0, SERVES, SERVES)
 HIDING(without_sigbus_feature, LIBUFFD_FEATURE_SIGBUS, 0, 0, SERVES, REFUSES)
 /* The events keep removed pages zero and follow the region. */
