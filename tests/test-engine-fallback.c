@@ -196,7 +196,9 @@ static void hiding(enum libuffd_engine_mode mode, const struct hidden *h, enum o
 	if ((h->open_flags & LIBUFFD_OPEN_KERNEL_FAULTS))
 		require_root(); /* kernel-fault descriptors: CAP_SYS_PTRACE */
 	if (want == SERVES_WITH_POISON) {
+		/* Asked with h hidden: libuffd keeps the first answer. */
 		struct libuffd_api api;
+		hide(h);
 		ASSERT_OK(libuffd_kernel_api(&api));
 		if (!(api.features & LIBUFFD_FEATURE_POISON))
 			SKIP("needs UFFDIO_POISON (Linux 6.6); without it this is the "
