@@ -53,6 +53,8 @@ static void profile_usage(FILE *out)
 	      out);
 }
 
+/* At most PROFILE_MAX_SIZE + 1 bytes: enough for profile_parse() to refuse
+ * a larger file (or /dev/zero) without reading all of it. */
 static char *read_file(const char *path, size_t *len)
 {
 	cleanup_file FILE *f = fopen(path, "re");
@@ -61,15 +63,17 @@ static char *read_file(const char *path, size_t *len)
 
 	if (!f)
 		die(EXIT_FAILED, "%s: %s", path, strerror(errno));
-	for (;;) {
-		if (n + 4096 > cap) {
+	while (n <= PROFILE_MAX_SIZE) {
+		if (n == cap) {
 			cap = cap ? cap * 2 : 65536;
-			char *nb = realloc(buf, cap);
+			if (cap > PROFILE_MAX_SIZE + 1)
+				cap = PROFILE_MAX_SIZE + 1;
+			char *nb = realloc(buf, cap + 1);
 			if (!nb)
 				die(EXIT_FAILED, "%s: out of memory", path);
 			buf = nb;
 		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
+		size_t got = fread(buf + n, 1, cap - n, f);
 		n += got;
 		if (got == 0)
 			break;

@@ -39,11 +39,21 @@ struct cell {
 
 enum caps_gate { GATE_ANY, GATE_PRIVILEGED, GATE_UNPRIVILEGED };
 
+/* The base's rules that permit ioctl, told apart by what the generated
+ * rules copy from them: action, includes and excludes.  Rules alike share
+ * one set of cells, so a base with many such rules grows by one set. */
+struct ioctl_group {
+	struct profile_action action;
+	struct json_object *includes, *excludes; /* NULL: none */
+};
+
 struct ctx {
 	const struct policy *p;
 	enum profile_format fmt;
 	struct profile_action def;
 	struct json_object *out; /* the new syscalls array */
+	struct ioctl_group groups[PROFILE_MAX_IOCTL_GROUPS];
+	size_t n_groups;
 };
 
 /* ---- Cells ----------------------------------------------------------- */
@@ -289,15 +299,96 @@ static bool remove_names(struct json_object *rule, const char *drop, const char 
 	return left > 0;
 }
 
+/* What the base lets userfaultfd through with, for the calls the policy
+ * permits: the one permitting action of its rules naming userfaultfd (or
+ * of its default action, if no rule names it for every container), or
+ * SCMP_ACT_ALLOW where the base refuses it everywhere: then the policy
+ * grants what the base refused, and the report says so. */
+static int uffd_permit(const struct profile_base *b, struct profile_action *out,
+		       struct profile_error *err)
+{
+	const struct profile_action *found = NULL;
+	bool every_container = false;
+	char where[48];
+
+	for (size_t i = 0; i < b->n_rules; i++) {
+		const struct profile_rule *ri = &b->rules[i];
+		if (!ri->names_uffd)
+			continue;
+		every_container |= !ri->filtered;
+		if (!profile_action_permits(&ri->action))
+			continue;
+		snprintf(where, sizeof(where), "syscalls[%zu].action", i);
+		if (found && !profile_action_equal(found, &ri->action))
+			return profile_error_set(
+				err, where,
+				"userfaultfd is let through with %s here and with %s by an earlier "
+				"rule: uffdguard gives the calls its policy permits one action, so "
+				"give these rules one",
+				profile_action_name(&ri->action), profile_action_name(found));
+		found = &ri->action;
+	}
+	if (!every_container && profile_action_permits(&b->def)) {
+		if (found && !profile_action_equal(found, &b->def))
+			return profile_error_set(
+				err, "defaultAction",
+				"userfaultfd is let through with %s by default and with %s by a rule "
+				"for some containers: uffdguard gives the calls its policy permits "
+				"one action, so give them one",
+				profile_action_name(&b->def), profile_action_name(found));
+		found = &b->def;
+	}
+	*out = found ? *found : profile_action_allow;
+	return 0;
+}
+
+static struct json_object *filter_of(struct json_object *rule, const char *key)
+{
+	struct json_object *f = NULL;
+
+	json_object_object_get_ex(rule, key, &f);
+	return json_object_is_type(f, json_type_object) && json_object_object_length(f) ? f : NULL;
+}
+
+/* Whether the cells for this ioctl rule are new; -EINVAL past the limit. */
+static int ioctl_group_is_new(struct ctx *c, struct json_object *rule,
+			      const struct profile_action *a, size_t idx, struct profile_error *err)
+{
+	struct json_object *inc = filter_of(rule, "includes"), *exc = filter_of(rule, "excludes");
+	char where[48];
+
+	for (size_t i = 0; i < c->n_groups; i++) {
+		const struct ioctl_group *g = &c->groups[i];
+		if (profile_action_equal(&g->action, a) && json_object_equal(g->includes, inc) &&
+		    json_object_equal(g->excludes, exc))
+			return 0;
+	}
+	snprintf(where, sizeof(where), "syscalls[%zu]", idx);
+	if (c->n_groups == PROFILE_MAX_IOCTL_GROUPS)
+		return profile_error_set(
+			err, where,
+			"more than %d rules permit ioctl with different actions, includes or "
+			"excludes: each needs up to %d rules to keep USERFAULTFD_IOC_NEW apart, so "
+			"uffdguard takes at most %d; merge rules that permit ioctl alike",
+			PROFILE_MAX_IOCTL_GROUPS, 34, PROFILE_MAX_IOCTL_GROUPS);
+	c->groups[c->n_groups++] = (struct ioctl_group){ *a, inc, exc };
+	return 1;
+}
+
 int profile_merge(struct json_object *base, const struct policy *p, enum profile_format fmt,
 		  struct profile_error *err)
 {
 	struct ctx c = { .p = p, .fmt = fmt };
 	struct profile_base b;
+	struct profile_action uffd;
 	int ret = profile_check(base, p, fmt, &b, err);
 
 	if (ret < 0)
 		return ret;
+	if ((ret = uffd_permit(&b, &uffd, err)) < 0) {
+		profile_base_fini(&b);
+		return ret;
+	}
 	c.def = b.def;
 	/* Validated: now rebuild the array, rules in their order, ours at the
 	 * place of the rules they replace. */
@@ -315,6 +406,11 @@ int profile_merge(struct json_object *base, const struct policy *p, enum profile
 			json_object_array_add(c.out, json_object_get(r));
 			continue;
 		}
+		int new_group = split_ioctl ? ioctl_group_is_new(&c, r, &ri->action, i, err) : 0;
+		if (new_group < 0) {
+			ret = new_group;
+			break;
+		}
 		struct json_object *orig = NULL;
 		json_object_deep_copy(r, &orig, NULL);
 		if (remove_names(r, ri->names_uffd ? "userfaultfd" : NULL,
@@ -323,18 +419,23 @@ int profile_merge(struct json_object *base, const struct policy *p, enum profile
 		if (ri->names_uffd) {
 			emit_displaced(&c, orig, "userfaultfd");
 			if (!uffd_done)
-				emit_call(&c, "userfaultfd", &profile_action_allow, NULL);
+				emit_call(&c, "userfaultfd", &uffd, NULL);
 			uffd_done = true;
 		}
 		if (split_ioctl) {
 			emit_displaced(&c, orig, "ioctl");
-			emit_call(&c, "ioctl", &ri->action, orig);
+			if (new_group)
+				emit_call(&c, "ioctl", &ri->action, orig);
 		}
 		json_object_put(orig);
 	}
 	profile_base_fini(&b);
+	if (ret < 0) {
+		json_object_put(c.out);
+		return ret;
+	}
 	if (!uffd_done)
-		emit_call(&c, "userfaultfd", &profile_action_allow, NULL);
+		emit_call(&c, "userfaultfd", &uffd, NULL);
 	/* No rule names ioctl for every container: the default action decides
 	 * it, for all or for the containers the rules leave out. */
 	if (p->cover_device && !ioctl_named && profile_action_permits(&c.def))

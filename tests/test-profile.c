@@ -46,7 +46,7 @@ struct view {
 	uint32_t arches[8];
 	int narches;
 	/* rules for userfaultfd [0] and ioctl [1] */
-	struct rule_view rules[2][64];
+	struct rule_view rules[2][256];
 	int nrules[2];
 };
 
@@ -60,6 +60,10 @@ static uint32_t action_value(const char *name, struct json_object *errno_ret)
 		return SECCOMP_RET_LOG;
 	if (!strcmp(name, "SCMP_ACT_ERRNO"))
 		return SECCOMP_RET_ERRNO | (e & 0xffff);
+	if (!strcmp(name, "SCMP_ACT_TRACE"))
+		return SECCOMP_RET_TRACE | (e & 0xffff);
+	if (!strcmp(name, "SCMP_ACT_NOTIFY"))
+		return SECCOMP_RET_USER_NOTIF;
 	FAIL("unexpected action %s in a test profile", name);
 }
 
@@ -137,7 +141,7 @@ static void view_of(struct json_object *prof, bool ptrace, struct view *v)
 		for (int t = 0; t < 2; t++) {
 			if (!has_str(get(r, "names"), t ? "ioctl" : "userfaultfd"))
 				continue;
-			ASSERT_LT(v->nrules[t], 64);
+			ASSERT_LT(v->nrules[t], 256);
 			struct rule_view *rv = &v->rules[t][v->nrules[t]++];
 			rv->action = action_value(json_object_get_string(get(r, "action")),
 						  get(r, "errnoRet"));
@@ -212,15 +216,21 @@ static const struct abi abis[] = {
 	{ "x32", AUDIT_ARCH_X86_64, SCMP_ARCH_X32, 323 | X32_BIT, 514 | X32_BIT, true },
 };
 
+/* What the base lets the two calls through with: userfaultfd where the
+ * policy permits it, ioctl for every command it does not refuse. */
+struct bases {
+	uint32_t uffd, ioctl;
+};
+
 static uint32_t expected(const struct policy *p, bool privileged, bool ioctl, uint64_t cmd,
-			 uint64_t flags, uint32_t ioctl_base)
+			 uint64_t flags, struct bases base)
 {
 	if (ioctl && (uint32_t)cmd != IOC_NEW)
-		return ioctl_base;
+		return base.ioctl;
 	struct call c = { .path = ioctl ? CALL_DEVICE_IOCTL : CALL_SYSCALL, .flags = flags };
 	if (policy_decide(p, privileged, &c) == VERDICT_EPERM)
 		return RET_EPERM;
-	return ioctl ? ioctl_base : SECCOMP_RET_ALLOW;
+	return ioctl ? base.ioctl : base.uffd;
 }
 
 static bool rule_matches(const struct rule_view *r, const __u64 *args)
@@ -232,8 +242,8 @@ static bool rule_matches(const struct rule_view *r, const __u64 *args)
 }
 
 /* Check every input on every ABI; returns the number of inputs checked. */
-static int check_meaning(struct json_object *prof, const struct policy *p, bool ptrace,
-			 bool privileged, uint32_t ioctl_base)
+static int check_meaning_bases(struct json_object *prof, const struct policy *p, bool ptrace,
+			       bool privileged, struct bases base)
 {
 	struct view v;
 	static struct bpf_prog fwd, rev;
@@ -265,7 +275,7 @@ static int check_meaning(struct json_object *prof, const struct policy *p, bool 
 					} else {
 						d.args[0] = flags;
 					}
-					uint32_t want = expected(p, privileged, t, cmd, flags, ioctl_base);
+					uint32_t want = expected(p, privileged, t, cmd, flags, base);
 					uint32_t got = bpf_run(&fwd, &d), got_rev = bpf_run(&rev, &d);
 					if (got != want || got_rev != want)
 						FAIL("%s %s cmd=0x%llx flags=0x%llx: got 0x%x "
@@ -295,6 +305,14 @@ static int check_meaning(struct json_object *prof, const struct policy *p, bool 
 		}
 	}
 	return checked;
+}
+
+/* The same for a base that lets userfaultfd through with SCMP_ACT_ALLOW. */
+static int check_meaning(struct json_object *prof, const struct policy *p, bool ptrace,
+			 bool privileged, uint32_t ioctl_base)
+{
+	return check_meaning_bases(prof, p, ptrace, privileged,
+				   (struct bases){ SECCOMP_RET_ALLOW, ioctl_base });
 }
 
 static struct policy preset(const char *name)
@@ -532,6 +550,46 @@ TEST(merge_keeps_the_policy_where_a_conditional_ioctl_rule_does_not_apply)
 	json_object_put(prof);
 }
 
+/* A tracer (SCMP_ACT_TRACE) or a supervisor (SCMP_ACT_NOTIFY) may let a
+ * call through: a base that gives them ioctl still gets the refusal of
+ * USERFAULTFD_IOC_NEW without the flag, and the calls the policy permits
+ * stay with them rather than being allowed outright. */
+TEST(trace_and_notify_in_a_base_count_as_permitting)
+{
+	static const struct {
+		const char *text;
+		struct bases base;
+	} cases[] = {
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+		  " \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+		  "{\"names\": [\"read\", \"ioctl\"], \"action\": \"SCMP_ACT_TRACE\"},"
+		  "{\"names\": [\"userfaultfd\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}",
+		  { SECCOMP_RET_USER_NOTIF, SECCOMP_RET_TRACE | 1 } },
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+		  " \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+		  "{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}",
+		  { SECCOMP_RET_ALLOW, SECCOMP_RET_USER_NOTIF } },
+		{ "{\"defaultAction\": \"SCMP_ACT_TRACE\", \"defaultErrnoRet\": 7, \"architectures\":"
+		  " [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+		  "{\"names\": [\"kexec_load\"], \"action\": \"SCMP_ACT_ERRNO\"}]}",
+		  { SECCOMP_RET_TRACE | 7, SECCOMP_RET_TRACE | 7 } },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		for (size_t i = 0; i < 3; i++) {
+			for (int fmt = 0; fmt < 2; fmt++) {
+				struct policy p = preset(presets[i]);
+				struct json_object *prof = merge_ok(cases[k].text, strlen(cases[k].text),
+								    &p, (enum profile_format)fmt);
+				bool docker = fmt == PROFILE_FORMAT_DOCKER;
+				check_meaning_bases(prof, &p, false, false, cases[k].base);
+				check_meaning_bases(prof, &p, true, docker, cases[k].base);
+				json_object_put(prof);
+			}
+		}
+	}
+}
+
 /* JSON nulls where a base may leave a field out mean "absent". */
 TEST(merge_reads_null_fields_as_absent)
 {
@@ -593,10 +651,119 @@ TEST(unmodified_allow_list_base_refuses_by_name_only)
 	compile(&v, false, &fwd);
 	struct seccomp_data d = { .nr = 16, .arch = AUDIT_ARCH_X86_64, .args = { 3, IOC_NEW, 0 } };
 	ASSERT_EQ(bpf_run(&fwd, &d), SECCOMP_RET_ALLOW);
-	ASSERT_EQ(expected(&p, false, true, IOC_NEW, 0, SECCOMP_RET_ALLOW), RET_EPERM);
+	ASSERT_EQ(expected(&p, false, true, IOC_NEW, 0,
+			   (struct bases){ SECCOMP_RET_ALLOW, SECCOMP_RET_ALLOW }),
+		  RET_EPERM);
 	d = (struct seccomp_data){ .nr = 323, .arch = AUDIT_ARCH_X86_64, .args = { 1 } };
 	ASSERT_EQ(bpf_run(&fwd, &d), RET_EPERM);
 	json_object_put(prof);
+}
+
+/* ---- Size ------------------------------------------------------------ */
+
+/* An allow-list base of n rules that permit ioctl, in `groups` kinds
+ * (different includes), and a userfaultfd refusal. */
+static char *many_ioctl_rules(size_t n, size_t groups)
+{
+	size_t cap = 200 + n * 160, used;
+	char *t = malloc(cap);
+	ASSERT_TRUE(t != NULL);
+	used = (size_t)snprintf(t, cap, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\":"
+				" 38, \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\","
+				" \"SCMP_ARCH_X32\"], \"syscalls\": [{\"names\": [\"userfaultfd\"],"
+				" \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}");
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)snprintf(t + used, cap - used,
+					 ", {\"names\": [\"ioctl\", \"read\"], \"action\":"
+					 " \"SCMP_ACT_ALLOW\", \"includes\": {\"minKernel\": \"4.%zu\"}}",
+					 i % groups);
+	snprintf(t + used, cap - used, "]}");
+	return t;
+}
+
+/* A base is read up to a bound: a larger file, or an endless one such as
+ * /dev/zero, is refused without being read whole. */
+TEST(a_base_larger_than_the_bound_is_refused)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", big[PATH_MAX];
+	struct cli_result r;
+	struct profile_error e;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(big, sizeof(big), "%s/big.json", dir);
+	/* A valid profile, padded with blanks past the bound. */
+	FILE *f = fopen(big, "we");
+	ASSERT_TRUE(f != NULL);
+	fputs("{\"defaultAction\": \"SCMP_ACT_ALLOW\"", f);
+	for (size_t i = 0; i <= PROFILE_MAX_SIZE / 4096; i++)
+		fprintf(f, "%4096s", "");
+	fputs("}\n", f);
+	ASSERT_EQ(fclose(f), 0);
+	CLI(WHO_ROOT, &r, "profile", "--base", big);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "big.json: (top level): larger than 4 MiB");
+	ASSERT_STREQ(r.out, "");
+
+	CLI(WHO_ROOT, &r, "profile", "--base", "/dev/zero");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "/dev/zero: (top level): larger than 4 MiB");
+
+	static char just[PROFILE_MAX_SIZE + 2];
+	memset(just, ' ', sizeof(just) - 1);
+	just[0] = '{';
+	just[PROFILE_MAX_SIZE] = '}';
+	ASSERT_TRUE(profile_parse(just, PROFILE_MAX_SIZE + 1, &e) == NULL);
+	ASSERT_CONTAINS(e.reason, "larger than");
+	remove_tree(dir);
+}
+
+/* 20 000 rules that permit ioctl alike (as one would get by splitting a
+ * base into a rule per call) make one set of rules for ioctl, not one
+ * each: the profile grows linearly, by a small factor. */
+TEST(many_ioctl_rules_grow_the_profile_linearly)
+{
+	static const size_t n = 20000;
+	char *text = many_ioctl_rules(n, 3);
+	size_t len = strlen(text);
+
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = merge_ok(text, len, &p, PROFILE_FORMAT_DOCKER);
+		char *out = profile_serialize(prof);
+		size_t rules = json_object_array_length(get(prof, "syscalls"));
+		/* Each base rule: itself without ioctl, and its ioctl rule kept
+		 * for other host architectures; then at most 34 rules for each
+		 * kind, and those for userfaultfd. */
+		if (rules > 1 + 2 * n + 3 * 34 + 8)
+			FAIL("%s: %zu rules from %zu", presets[i], rules, n + 1);
+		if (strlen(out) > 4 * len)
+			FAIL("%s: %zu bytes from %zu", presets[i], strlen(out), len);
+		free(out);
+		json_object_put(prof);
+	}
+	free(text);
+
+	/* The meaning, on a base small enough for the checker's view. */
+	text = many_ioctl_rules(40, 2);
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = merge_ok(text, strlen(text), &p, PROFILE_FORMAT_DOCKER);
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+		json_object_put(prof);
+	}
+	free(text);
+
+	/* Past PROFILE_MAX_IOCTL_GROUPS kinds: refused, with the place. */
+	text = many_ioctl_rules(PROFILE_MAX_IOCTL_GROUPS + 1, PROFILE_MAX_IOCTL_GROUPS + 1);
+	struct policy p = preset("user-mode-only");
+	struct json_object *prof = parse_ok(text);
+	struct profile_error e;
+	ASSERT_EQ(profile_merge(prof, &p, PROFILE_FORMAT_DOCKER, &e), -EINVAL);
+	ASSERT_STREQ(e.where, "syscalls[65]");
+	ASSERT_CONTAINS(e.reason, "more than 64 rules permit ioctl");
+	json_object_put(prof);
+	free(text);
 }
 
 /* ---- Refused bases --------------------------------------------------- */
