@@ -367,12 +367,12 @@ TEST(standalone_fragments_mean_the_policy)
 
 TEST(knobs_compile_like_presets)
 {
-	/* Every knob combination, device covered or not. */
-	for (int bits = 0; bits < 8; bits++) {
+	/* Every knob combination: device covered or not, CAP_SYS_PTRACE
+	 * exempt or not. */
+	for (int bits = 0; bits < 1 << POLICY_N_KNOBS; bits++) {
 		struct policy p = POLICY_DEFAULT;
-		p.unprivileged_userfaultfd = bits & 1;
-		p.unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1;
-		p.cover_device = bits >> 2 & 1;
+		for (int k = 0; k < POLICY_N_KNOBS; k++)
+			policy_knob_put(&p, &policy_knobs[k], bits >> k & 1);
 		struct json_object *prof = profile_standalone(&p, PROFILE_FORMAT_DOCKER);
 		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
 		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
@@ -637,6 +637,34 @@ TEST(merge_into_podmans_default_profile)
 		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
 		json_object_put(prof);
 	}
+}
+
+/* ignore_cap_sys_ptrace=1: deny means deny for every container, also one
+ * started with CAP_SYS_PTRACE, which Podman's base refuses userfaultfd too. */
+TEST(deny_without_the_privileged_exemption_refuses_every_container)
+{
+	static const char path[] = "/usr/share/containers/seccomp.json";
+	static char text[1 << 20];
+	char err[256];
+	struct policy p;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		FAIL("%s: %s (Debian package golang-github-containers-common, in "
+		     "scripts/packages-test.txt)", path, strerror(errno));
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	const char *sets[] = { "ignore_cap_sys_ptrace=1" };
+	ASSERT_OK(policy_build("deny", sets, 1, &p, err, sizeof(err)));
+	struct json_object *prof = merge_ok(text, len, &p, PROFILE_FORMAT_DOCKER);
+	check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+	struct view v;
+	view_of(prof, true, &v);
+	static struct bpf_prog fwd;
+	compile(&v, false, &fwd);
+	struct seccomp_data d = { .nr = 323, .arch = AUDIT_ARCH_X86_64, .args = { 1 } };
+	ASSERT_EQ(bpf_run(&fwd, &d), RET_EPERM);
+	json_object_put(prof);
 }
 
 TEST(unmodified_allow_list_base_refuses_by_name_only)
