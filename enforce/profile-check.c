@@ -106,6 +106,14 @@ static int parse_action(struct json_object *name, struct json_object *errno_ret,
 	return 0;
 }
 
+int profile_action_read(struct json_object *name, struct json_object *errno_ret,
+			struct profile_action *a)
+{
+	struct profile_error e;
+
+	return parse_action(name, errno_ret, "", "", a, &e);
+}
+
 bool profile_str_array_has(struct json_object *arr, const char *s)
 {
 	if (!json_object_is_type(arr, json_type_array))

@@ -67,6 +67,10 @@ struct profile_action {
 extern const struct profile_action profile_action_eperm; /* SCMP_ACT_ERRNO, EPERM */
 extern const struct profile_action profile_action_allow; /* SCMP_ACT_ALLOW */
 
+/* An action and its errnoRet as a profile gives them; -EINVAL if name is
+ * not a known action or errno_ret (may be NULL) not a valid number. */
+int profile_action_read(struct json_object *name, struct json_object *errno_ret,
+			struct profile_action *a);
 const char *profile_action_name(const struct profile_action *a);
 /* The action can let the call reach the kernel: ALLOW, LOG, and TRACE and
  * NOTIFY, whose tracer or supervisor may let it through. */

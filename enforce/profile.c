@@ -470,6 +470,78 @@ struct json_object *profile_standalone(const struct policy *p, enum profile_form
 	return o;
 }
 
+bool profile_object_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 253 || !strchr("abcdefghijklmnopqrstuvwxyz0123456789", name[0]) ||
+	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", name[len - 1]))
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") == len;
+}
+
+/* A copy of o's keys that are in keys[], in that order. */
+static struct json_object *only(struct json_object *o, const char *const *keys, size_t n)
+{
+	struct json_object *out = json_object_new_object(), *v;
+
+	for (size_t i = 0; i < n; i++)
+		if (json_object_object_get_ex(o, keys[i], &v) && !json_object_is_type(v, json_type_null))
+			json_object_object_add(out, keys[i], json_object_get(v));
+	return out;
+}
+
+struct json_object *profile_seccompprofile(struct json_object *oci, const char *name,
+					   const char *description, struct profile_error *err)
+{
+	static const char *const spec_keys[] = { "defaultAction", "architectures", "flags" };
+	static const char *const rule_keys[] = { "names", "action", "errnoRet", "args" };
+	static const char *const arg_keys[] = { "index", "value", "valueTwo", "op" };
+	struct json_object *v, *rules;
+	struct profile_action def;
+
+	if (json_object_object_get_ex(oci, "defaultErrnoRet", &v) &&
+	    !json_object_is_type(v, json_type_null) &&
+	    (profile_action_read(json_object_object_get(oci, "defaultAction"), v, &def) < 0 ||
+	     def.errno_ret != EPERM)) {
+		profile_error_set(err, "defaultErrnoRet",
+				  "a SeccompProfile has no defaultErrnoRet, so its default action "
+				  "refuses with EPERM: use a base whose default errno is EPERM (such "
+				  "as containerd's default) or --format oci for a Localhost file");
+		return NULL;
+	}
+	struct json_object *spec = only(oci, spec_keys, 3), *out_rules = json_object_new_array();
+	if (json_object_object_get_ex(oci, "syscalls", &rules) &&
+	    json_object_is_type(rules, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(rules); i++) {
+			struct json_object *r = json_object_array_get_idx(rules, i), *args;
+			struct json_object *nr = only(r, rule_keys, 3);
+			if (json_object_object_get_ex(r, "args", &args) &&
+			    json_object_is_type(args, json_type_array) && json_object_array_length(args)) {
+				struct json_object *na = json_object_new_array();
+				for (size_t k = 0; k < json_object_array_length(args); k++)
+					json_object_array_add(
+						na, only(json_object_array_get_idx(args, k), arg_keys, 4));
+				json_object_object_add(nr, "args", na);
+			}
+			json_object_array_add(out_rules, nr);
+		}
+	}
+	json_object_object_add(spec, "syscalls", out_rules);
+
+	struct json_object *o = json_object_new_object(), *meta = json_object_new_object(),
+			   *ann = json_object_new_object();
+	json_object_object_add(o, "apiVersion",
+			       json_object_new_string("security-profiles-operator.x-k8s.io/v1beta1"));
+	json_object_object_add(o, "kind", json_object_new_string("SeccompProfile"));
+	json_object_object_add(meta, "name", json_object_new_string(name));
+	json_object_object_add(ann, "description", json_object_new_string(description));
+	json_object_object_add(meta, "annotations", ann);
+	json_object_object_add(o, "metadata", meta);
+	json_object_object_add(o, "spec", spec);
+	return o;
+}
+
 char *profile_serialize(struct json_object *profile)
 {
 	const char *s = json_object_to_json_string_ext(

@@ -218,7 +218,7 @@ TEST_TIMEOUT(podman_oci_fragment_has_no_exemption, 180)
 {
 	struct box b;
 	box_setup(&b);
-	make_profile(&b, (const char *const[]){ "--format", "oci", NULL });
+	make_profile(&b, (const char *const[]){ "--format", "oci", "--allow-by-default", NULL });
 	run_probe(&b, b.profile, "--cap-add SYS_PTRACE");
 	expect_user_mode_only(&b, has_device(&b));
 	/* A fragment allows everything else (the base refused this one). */

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "profile-view.h"
 #include "profile.h"
 #include "cli-run.h"
 #include "bpf.h"
@@ -890,7 +891,8 @@ TEST(cli_writes_atomically_and_nothing_on_error)
 	write_text(out, "old");
 	struct stat before, after;
 	ASSERT_SYS(stat(out, &before));
-	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "--base", base, "--format", "oci", "-o",
+	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "--base", base, "--format", "oci",
+	    "--allow-by-default", "-o",
 	    out);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_SYS(stat(out, &after));
@@ -946,7 +948,7 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	ASSERT_SYS(mkdir(real, 0755));
 	ASSERT_SYS(symlink(real, via));
 
-	CLI(WHO_ROOT, &r, "profile", "-o", link);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "-o", link);
 	ASSERT_EQ(r.status, 1);
 	snprintf(want, sizeof(want),
 		 "uffdguard profile: %s is a symbolic link (to %s); uffdguard replaces regular files"
@@ -957,26 +959,26 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	read_text(target, text, sizeof(text));
 	ASSERT_STREQ(text, "managed");
 
-	CLI(WHO_ROOT, &r, "profile", "--output", mask);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "--output", mask);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_CONTAINS(r.err, "masked.json is a symbolic link (to /dev/null); ");
 	ASSERT_SYS(lstat(mask, &st));
 	ASSERT_TRUE(S_ISLNK(st.st_mode));
 
-	CLI(WHO_ROOT, &r, "profile", "-o", sub);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "-o", sub);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_CONTAINS(r.err, "sub.json is a directory; uffdguard replaces regular files only");
 	ASSERT_EQ(dir_entries(sub), 0);
 	ASSERT_EQ(dir_entries(dir), 6); /* nothing written, no temporary left */
 
 	/* Through a linked directory: written, twice (the second replaces). */
-	CLI(WHO_ROOT, &r, "profile", "-o", out);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "-o", out);
 	ASSERT_EQ(r.status, 0);
 	snprintf(buf, sizeof(buf), "%s/uffd.json", real);
 	struct stat before;
 	ASSERT_SYS(lstat(buf, &before));
 	ASSERT_TRUE(S_ISREG(before.st_mode));
-	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "-o", out);
+	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "--allow-by-default", "-o", out);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_SYS(lstat(buf, &st));
 	ASSERT_TRUE(S_ISREG(st.st_mode));
@@ -988,4 +990,196 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	ASSERT_EQ(dir_entries(real), 1);
 
 	remove_tree(dir);
+}
+
+/* ---- How the result differs from the base ------------------------------ */
+
+/* The (kind, call, containers) of every change in a --json report, one
+ * "kind|call|containers" line each, in order. */
+static void report_lines(struct cli_result *r, char *buf, size_t size)
+{
+	json_object *changes = jat(cli_json(r), "changes");
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < json_object_array_length(changes); i++) {
+		json_object *c = json_object_array_get_idx(changes, i);
+		used += (size_t)snprintf(buf + used, size - used, "%s|%s|%s\n", jstr(c, "kind"),
+					 jstr(c, "call"), jstr(c, "containers"));
+		ASSERT_LT(used, size);
+	}
+}
+
+/* Podman's shape refuses userfaultfd to every container: each container
+ * class and call that the result lets through now, or refuses now, is
+ * named, on standard error and in --json, and --dry-run writes nothing. */
+TEST(cli_reports_every_change_from_the_base)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", base[PATH_MAX], out[PATH_MAX];
+	char lines[4096];
+	struct cli_result r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(base, sizeof(base), "%s/base.json", dir);
+	snprintf(out, sizeof(out), "%s/out.json", dir);
+	write_text(base, allow_list_base);
+
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--dry-run");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_STREQ(r.out, "");
+	ASSERT_EQ(dir_entries(dir), 1);
+	ASSERT_CONTAINS(r.err, "as Docker, Podman and CRI-O read it:\n");
+	ASSERT_CONTAINS(r.err, "  loosened, as the policy asks: userfaultfd with UFFD_USER_MODE_ONLY,"
+			       " containers without CAP_SYS_PTRACE: was refused (errno 1) by"
+			       " syscalls[0], now allowed by syscalls[");
+	ASSERT_CONTAINS(r.err, "  tightened: ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY,"
+			       " containers without CAP_SYS_PTRACE: was allowed by syscalls[1],"
+			       " now refused (errno 1) by syscalls[");
+	ASSERT_CONTAINS(r.err, "  loosened, as the policy asks: userfaultfd without"
+			       " UFFD_USER_MODE_ONLY, containers with CAP_SYS_PTRACE: was refused"
+			       " (errno 1) by syscalls[0], now allowed by syscalls[");
+	ASSERT_CONTAINS(r.err, "--set ignore_cap_sys_ptrace=1 holds it to the same rule");
+	ASSERT_CONTAINS(r.err, "uffdguard profile: --dry-run: nothing written\n");
+
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--dry-run", "--json");
+	ASSERT_EQ(r.status, 0);
+	report_lines(&r, lines, sizeof(lines));
+	ASSERT_STREQ(lines,
+		     "loosened|userfaultfd with UFFD_USER_MODE_ONLY|containers without CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|containers without"
+		     " CAP_SYS_PTRACE\n"
+		     "loosened|userfaultfd without UFFD_USER_MODE_ONLY|containers with CAP_SYS_PTRACE\n"
+		     "loosened|userfaultfd with UFFD_USER_MODE_ONLY|containers with CAP_SYS_PTRACE\n");
+	ASSERT_EQ(jbool(r.json, "written"), 0);
+	ASSERT_EQ(jint(r.json, "changes.0.before.errno"), 1);
+	ASSERT_EQ(jbool(r.json, "changes.0.after.permits"), 1);
+	ASSERT_EQ(jbool(r.json, "changes.0.policy_allows"), 1);
+	ASSERT_EQ(jbool(r.json, "changes.1.policy_allows"), 0);
+	ASSERT_EQ(dir_entries(dir), 1);
+
+	/* deny without the privileged exemption: nothing is loosened. */
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--policy", "deny", "--set",
+	    "ignore_cap_sys_ptrace=1", "--json", "-o", out);
+	ASSERT_EQ(r.status, 0);
+	report_lines(&r, lines, sizeof(lines));
+	ASSERT_STREQ(lines,
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|containers without"
+		     " CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW with UFFD_USER_MODE_ONLY|containers without"
+		     " CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|containers with"
+		     " CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW with UFFD_USER_MODE_ONLY|containers with"
+		     " CAP_SYS_PTRACE\n");
+	ASSERT_EQ(jbool(r.json, "written"), 1);
+	ASSERT_STREQ(jstr(r.json, "output"), out);
+	ASSERT_EQ(dir_entries(dir), 2);
+
+	/* The runtime-spec format has no capability conditions. */
+	write_text(base, deny_list_base);
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--format", "oci", "--allow-by-default",
+	    "--dry-run", "--json");
+	ASSERT_EQ(r.status, 0);
+	report_lines(&r, lines, sizeof(lines));
+	ASSERT_STREQ(lines,
+		     "loosened|userfaultfd with UFFD_USER_MODE_ONLY|every container\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|every container\n");
+
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--dry-run", "-o", out);
+	ASSERT_EQ(r.status, 2);
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--json");
+	ASSERT_EQ(r.status, 2);
+	remove_tree(dir);
+}
+
+/* The last guard before writing: a result that lets through what its
+ * base refused, without the policy allowing it, or that touches other
+ * ioctl commands, is refused with the call and the containers. */
+TEST(a_result_that_loosens_what_the_policy_does_not_ask_is_refused)
+{
+	static const struct {
+		const char *before, *after, *policy, *where;
+		enum profile_format fmt;
+	} cases[] = {
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\"}", "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "user-mode-only", "userfaultfd without UFFD_USER_MODE_ONLY, every container",
+		  PROFILE_FORMAT_OCI },
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\"}", "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "deny", "userfaultfd without UFFD_USER_MODE_ONLY, containers without CAP_SYS_PTRACE",
+		  PROFILE_FORMAT_DOCKER },
+		/* allowed, but by another action than the base's tracer */
+		{ "{\"defaultAction\": \"SCMP_ACT_TRACE\"}", "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "allow", "userfaultfd without UFFD_USER_MODE_ONLY, every container",
+		  PROFILE_FORMAT_OCI },
+		{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"ioctl\"],"
+		  " \"action\": \"SCMP_ACT_ERRNO\"}]}",
+		  "deny", "other ioctl commands, every container",
+		  PROFILE_FORMAT_OCI },
+		/* deny with the exemption switched off grants nothing */
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\": [\"userfaultfd\"],"
+		  " \"action\": \"SCMP_ACT_ERRNO\"}]}",
+		  "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\": [\"userfaultfd\"],"
+		  " \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"caps\": [\"CAP_SYS_PTRACE\"]}}]}",
+		  "deny-nobody", "userfaultfd without UFFD_USER_MODE_ONLY, containers with CAP_SYS_PTRACE",
+		  PROFILE_FORMAT_DOCKER },
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct json_object *b = parse_ok(cases[i].before), *a = parse_ok(cases[i].after);
+		struct profile_report rep;
+		struct profile_error e = { "", "" };
+		struct policy p;
+		const char *nobody[] = { "ignore_cap_sys_ptrace=1" };
+		bool nb = !strcmp(cases[i].policy, "deny-nobody");
+		ASSERT_OK(policy_build(nb ? "deny" : cases[i].policy, nobody, nb ? 1 : 0, &p, err,
+				       sizeof(err)));
+		int ret = profile_compare(b, a, cases[i].fmt, &p, &rep, &e);
+		if (ret != -EINVAL || strcmp(e.where, cases[i].where))
+			FAIL("case %zu: got %d '%s: %s', want '%s'", i, ret, e.where, e.reason,
+			     cases[i].where);
+		ASSERT_CONTAINS(e.reason, "which the policy does not ask for; nothing is written");
+		ASSERT_GT(rep.n, 0);
+		json_object_put(b);
+		json_object_put(a);
+	}
+
+	/* And what it does ask for passes. */
+	struct json_object *b = parse_ok("{\"defaultAction\": \"SCMP_ACT_ERRNO\"}");
+	struct json_object *a = parse_ok("{\"defaultAction\": \"SCMP_ACT_ALLOW\"}");
+	struct policy p = preset("allow");
+	struct profile_report rep;
+	struct profile_error e;
+	ASSERT_EQ(profile_compare(b, a, PROFILE_FORMAT_OCI, &p, &rep, &e), -EINVAL);
+	ASSERT_STREQ(e.where, "other ioctl commands, every container");
+	json_object_put(a);
+	a = parse_ok("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\":"
+		     " [\"userfaultfd\"], \"action\": \"SCMP_ACT_ALLOW\"}]}");
+	ASSERT_EQ(profile_compare(b, a, PROFILE_FORMAT_OCI, &p, &rep, &e), 0);
+	ASSERT_EQ(rep.n, 2);
+	ASSERT_EQ(rep.changes[0].kind, PROFILE_LOOSENED);
+	ASSERT_TRUE(rep.changes[0].asked);
+	json_object_put(a);
+	json_object_put(b);
+}
+
+/* A profile that lets through every call it does not name replaces the
+ * runtime's own default filtering: written only when asked for. */
+TEST(cli_refuses_a_default_allow_profile_unless_asked)
+{
+	struct cli_result r;
+	static const char *const formats[] = { "oci", "docker", "kubernetes" };
+
+	for (size_t i = 0; i < 3; i++) {
+		CLI(WHO_ROOT, &r, "profile", "--format", formats[i]);
+		ASSERT_EQ(r.status, 1);
+		ASSERT_STREQ(r.out, "");
+		ASSERT_CONTAINS(r.err, "the profile would let every call it does not name through"
+				       " (defaultAction SCMP_ACT_ALLOW)");
+		ASSERT_CONTAINS(r.err, "--allow-by-default");
+		CLI(WHO_ROOT, &r, "profile", "--format", formats[i], "--allow-by-default");
+		ASSERT_EQ(r.status, 0);
+		json_object_put(parse_ok(r.out));
+	}
 }
