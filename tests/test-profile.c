@@ -1183,3 +1183,117 @@ TEST(cli_refuses_a_default_allow_profile_unless_asked)
 		json_object_put(parse_ok(r.out));
 	}
 }
+
+/* ---- Runtime-spec bases and what a runtime makes of a file ---------------- */
+
+/* data/containerd-default.json (the source tree's, through meson). */
+static const char *containerd_default(char *buf, size_t size)
+{
+	const char *dir = getenv("UFFDGUARD_DATA");
+	if (!dir)
+		FAIL("UFFDGUARD_DATA is not set (run through meson test)");
+	snprintf(buf, size, "%s/containerd-default.json", dir);
+	return buf;
+}
+
+/* containerd's default as a base: refused by name and by default before,
+ * the policy after, for every container; the rest of it unchanged. */
+TEST(containerd_default_base_is_merged_in_the_runtime_spec_format)
+{
+	char path[PATH_MAX];
+	static char text[1 << 20];
+
+	read_text(containerd_default(path, sizeof(path)), text, sizeof(text));
+	struct json_object *base = parse_ok(text);
+	struct profile_action def;
+	ASSERT_OK(profile_action_read(get(base, "defaultAction"), get(base, "defaultErrnoRet"),
+				      &def));
+	ASSERT_EQ(def.errno_ret, EPERM);
+	ASSERT_TRUE(!profile_action_permits(&def));
+	json_object_put(base);
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = merge_ok(text, strlen(text), &p, PROFILE_FORMAT_OCI);
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		struct profile_view v;
+		struct profile_error e;
+		profile_view_of(prof, PROFILE_READER_OCI, &v);
+		if (!profile_view_enforces(&v, &p, &e))
+			FAIL("%s: %s: %s", presets[i], e.where, e.reason);
+		json_object_put(prof);
+	}
+}
+
+/* --check: a file as one runtime reads it.  A Docker-format profile
+ * handed to containerd loses its includes, excludes and archMap; an
+ * unmodified default enforces nothing of the policy. */
+TEST(cli_check_says_what_each_runtime_makes_of_a_file)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", docker[PATH_MAX], oci[PATH_MAX],
+	     cd[PATH_MAX];
+	struct cli_result r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(docker, sizeof(docker), "%s/docker.json", dir);
+	snprintf(oci, sizeof(oci), "%s/oci.json", dir);
+	write_text(oci, allow_list_base);
+	CLI(WHO_ROOT, &r, "profile", "--base", oci, "-o", docker);
+	ASSERT_EQ(r.status, 0);
+	CLI(WHO_ROOT, &r, "profile", "--base", containerd_default(cd, sizeof(cd)), "--format",
+	    "oci", "-o", oci);
+	ASSERT_EQ(r.status, 0);
+
+	static const char *const docker_readers[] = { "docker", "podman", "crio" };
+	for (size_t i = 0; i < 3; i++) {
+		CLI(WHO_ROOT, &r, "profile", "--check", docker, "--runtime", docker_readers[i]);
+		ASSERT_EQ(r.status, 0);
+		ASSERT_CONTAINS(r.out, " enforces the policy user-mode-only ");
+		ASSERT_CONTAINS(r.out, "  userfaultfd without UFFD_USER_MODE_ONLY, containers with"
+				       " CAP_SYS_PTRACE: allowed by syscalls[");
+		/* The runtime-spec result has no exemption: in the Docker
+		 * format it is the policy without one. */
+		CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", docker_readers[i]);
+		ASSERT_EQ(r.status, 3);
+		ASSERT_CONTAINS(r.out, "userfaultfd without UFFD_USER_MODE_ONLY, containers with"
+				       " CAP_SYS_PTRACE: refused (errno 1) by default; the policy"
+				       " allows it.\n");
+		CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", docker_readers[i], "--set",
+		    "ignore_cap_sys_ptrace=1");
+		ASSERT_EQ(r.status, 0);
+	}
+
+	CLI(WHO_ROOT, &r, "profile", "--check", docker, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "note: archMap: ignored (Docker profile format)");
+	ASSERT_CONTAINS(r.out, ".includes: ignored (Docker profile format): the rule applies to"
+			       " every container");
+	ASSERT_CONTAINS(r.out, "containerd does not enforce the policy user-mode-only");
+	CLI(WHO_ROOT, &r, "profile", "--check", docker, "--runtime", "containerd", "--json");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_EQ(jbool(cli_json(&r), "enforces_policy"), 0);
+	ASSERT_STREQ(jstr(r.json, "outcomes.0.containers"), "every container");
+
+	CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", "containerd", "--json");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_EQ(jbool(cli_json(&r), "enforces_policy"), 1);
+	ASSERT_STREQ(jstr(r.json, "outcomes.1.call"), "userfaultfd with UFFD_USER_MODE_ONLY");
+	ASSERT_EQ(jbool(r.json, "outcomes.1.permits"), 1);
+	/* ... but not deny, which it was not made for. */
+	CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", "containerd", "--policy", "deny");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "userfaultfd with UFFD_USER_MODE_ONLY, every container: allowed by"
+			       " syscalls[");
+
+	/* The base alone: name-only, and the device's ioctl gets through. */
+	CLI(WHO_ROOT, &r, "profile", "--check", cd, "--runtime", "containerd", "--policy", "deny");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY, every"
+			       " container: allowed by syscalls[");
+
+	CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", "lxc");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "valid runtimes are docker, podman, crio and containerd");
+	CLI(WHO_ROOT, &r, "profile", "--check", oci);
+	ASSERT_EQ(r.status, 2);
+	remove_tree(dir);
+}
