@@ -392,8 +392,7 @@ static int generate(struct gen *g, const struct policy *p)
 			 g->base_path ? g->base_path : "");
 		struct json_object *obj = profile_seccompprofile(prof, g->name, description, &perr);
 		if (!obj)
-			die(EXIT_FAILED, "%s: %s: %s", g->base_path ? g->base_path : "the profile",
-			    perr.where, perr.reason);
+			die(EXIT_FAILED, "--format kubernetes: %s: %s", perr.where, perr.reason);
 		json_object_put(prof);
 		prof = obj;
 	}
@@ -442,9 +441,10 @@ static int generate(struct gen *g, const struct policy *p)
 				"      localhostProfile: %s\n"
 				"%s",
 				localhost,
-				g->kubernetes ? "  once the Security Profiles Operator has written it to "
-						"/var/lib/kubelet/seccomp/" PROFILE_SPO_DIR "/ on the "
-						"node (its status.localhostProfile names the file)\n"
+				g->kubernetes ? "  once the Security Profiles Operator has installed it on "
+						"the node: its status.localhostProfile gives the path "
+						"(" PROFILE_SPO_DIR "/NAMESPACE/NAME.json in releases "
+						"whose profiles are namespaced)\n"
 					      : "");
 	}
 	json_object_put(before);

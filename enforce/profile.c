@@ -491,41 +491,65 @@ static struct json_object *only(struct json_object *o, const char *const *keys, 
 	return out;
 }
 
+/* The operator's CRD has no defaultErrnoRet, and its errnoRet is a string
+ * in some releases and a number in others: only EPERM, what runc and crun
+ * return for SCMP_ACT_ERRNO without an errno, can be said by leaving it out. */
+static int spo_errno_ok(struct json_object *action, struct json_object *errno_ret,
+			const char *where, struct profile_error *err)
+{
+	struct profile_action a;
+
+	if (profile_action_read(action, errno_ret, &a) == 0 &&
+	    (!profile_action_uses_errno(&a) || a.errno_ret == EPERM))
+		return 0;
+	return profile_error_set(err, where,
+				 "a SeccompProfile can only refuse with EPERM (its schema has no "
+				 "defaultErrnoRet, and errnoRet is a string in some operator "
+				 "releases and a number in others): merge into a base that refuses "
+				 "with EPERM, such as containerd's default, or use --format oci for "
+				 "a file on the node (type Localhost)");
+}
+
 struct json_object *profile_seccompprofile(struct json_object *oci, const char *name,
 					   const char *description, struct profile_error *err)
 {
 	static const char *const spec_keys[] = { "defaultAction", "architectures", "flags" };
-	static const char *const rule_keys[] = { "names", "action", "errnoRet", "args" };
+	static const char *const rule_keys[] = { "names", "action" };
 	static const char *const arg_keys[] = { "index", "value", "valueTwo", "op" };
-	struct json_object *v, *rules;
-	struct profile_action def;
+	struct json_object *rules = NULL;
+	char where[128];
 
-	if (json_object_object_get_ex(oci, "defaultErrnoRet", &v) &&
-	    !json_object_is_type(v, json_type_null) &&
-	    (profile_action_read(json_object_object_get(oci, "defaultAction"), v, &def) < 0 ||
-	     def.errno_ret != EPERM)) {
-		profile_error_set(err, "defaultErrnoRet",
-				  "a SeccompProfile has no defaultErrnoRet, so its default action "
-				  "refuses with EPERM: use a base whose default errno is EPERM (such "
-				  "as containerd's default) or --format oci for a Localhost file");
+	if (spo_errno_ok(json_object_object_get(oci, "defaultAction"),
+			 json_object_object_get(oci, "defaultErrnoRet"), "defaultErrnoRet of the profile",
+			 err) < 0)
 		return NULL;
-	}
-	struct json_object *spec = only(oci, spec_keys, 3), *out_rules = json_object_new_array();
 	if (json_object_object_get_ex(oci, "syscalls", &rules) &&
 	    json_object_is_type(rules, json_type_array)) {
 		for (size_t i = 0; i < json_object_array_length(rules); i++) {
-			struct json_object *r = json_object_array_get_idx(rules, i), *args;
-			struct json_object *nr = only(r, rule_keys, 3);
-			if (json_object_object_get_ex(r, "args", &args) &&
-			    json_object_is_type(args, json_type_array) && json_object_array_length(args)) {
-				struct json_object *na = json_object_new_array();
-				for (size_t k = 0; k < json_object_array_length(args); k++)
-					json_object_array_add(
-						na, only(json_object_array_get_idx(args, k), arg_keys, 4));
-				json_object_object_add(nr, "args", na);
-			}
-			json_object_array_add(out_rules, nr);
+			struct json_object *r = json_object_array_get_idx(rules, i);
+			struct json_object *names = json_object_object_get(r, "names");
+			snprintf(where, sizeof(where), "syscalls[%zu].errnoRet (%s) of the profile", i,
+				 json_object_get_string(json_object_array_get_idx(names, 0)));
+			if (spo_errno_ok(json_object_object_get(r, "action"),
+					 json_object_object_get(r, "errnoRet"), where, err) < 0)
+				return NULL;
 		}
+	}
+	struct json_object *spec = only(oci, spec_keys, 3), *out_rules = json_object_new_array();
+	for (size_t i = 0; json_object_is_type(rules, json_type_array) &&
+			   i < json_object_array_length(rules);
+	     i++) {
+		struct json_object *r = json_object_array_get_idx(rules, i), *args;
+		struct json_object *nr = only(r, rule_keys, 2);
+		if (json_object_object_get_ex(r, "args", &args) &&
+		    json_object_is_type(args, json_type_array) && json_object_array_length(args)) {
+			struct json_object *na = json_object_new_array();
+			for (size_t k = 0; k < json_object_array_length(args); k++)
+				json_object_array_add(
+					na, only(json_object_array_get_idx(args, k), arg_keys, 4));
+			json_object_object_add(nr, "args", na);
+		}
+		json_object_array_add(out_rules, nr);
 	}
 	json_object_object_add(spec, "syscalls", out_rules);
 

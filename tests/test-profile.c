@@ -1297,3 +1297,113 @@ TEST(cli_check_says_what_each_runtime_makes_of_a_file)
 	ASSERT_EQ(r.status, 2);
 	remove_tree(dir);
 }
+
+/* ---- The Security Profiles Operator's object ------------------------------ */
+
+/* Whether o's keys are all in keys (a NULL-terminated list). */
+static void only_keys(json_object *o, const char *const *keys, const char *what)
+{
+	ASSERT_TRUE(json_object_is_type(o, json_type_object));
+	json_object_object_foreach(o, key, val)
+	{
+		(void)val;
+		bool known = false;
+		for (const char *const *k = keys; *k; k++)
+			known |= !strcmp(*k, key);
+		if (!known)
+			FAIL("%s has '%s', which the SeccompProfile CRD does not define", what, key);
+	}
+}
+
+/* --format kubernetes: a SeccompProfile (v1beta1) holding the same
+ * profile as --format oci, self-contained, with only the fields the CRD
+ * defines, and no errno but EPERM (which it says by leaving errnoRet out). */
+TEST(cli_kubernetes_format_is_a_self_contained_seccompprofile)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
+	static const char *const spec_keys[] = { "defaultAction", "architectures", "flags",
+						 "syscalls", NULL };
+	static const char *const rule_keys[] = { "names", "action", "args", NULL };
+	static const char *const arg_keys[] = { "index", "value", "valueTwo", "op", NULL };
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", cd[PATH_MAX], spo[PATH_MAX], oci[PATH_MAX],
+	     enosys[PATH_MAX];
+	static char text[1 << 20];
+	struct cli_result r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(spo, sizeof(spo), "%s/spo.json", dir);
+	snprintf(oci, sizeof(oci), "%s/oci.json", dir);
+	snprintf(enosys, sizeof(enosys), "%s/enosys.json", dir);
+	containerd_default(cd, sizeof(cd));
+
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "kubernetes", "--name", "uffd",
+	    "-o", spo);
+	ASSERT_EQ(r.status, 0);
+	ASSERT_CONTAINS(r.err, "      type: Localhost\n      localhostProfile: operator/uffd.json\n");
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "oci", "-o", oci);
+	ASSERT_EQ(r.status, 0);
+
+	read_text(spo, text, sizeof(text));
+	struct json_object *o = parse_ok(text);
+	only_keys(o, top, "the object");
+	ASSERT_STREQ(json_object_get_string(get(o, "apiVersion")),
+		     "security-profiles-operator.x-k8s.io/v1beta1");
+	ASSERT_STREQ(json_object_get_string(get(o, "kind")), "SeccompProfile");
+	ASSERT_STREQ(json_object_get_string(get(get(o, "metadata"), "name")), "uffd");
+	struct json_object *spec = get(o, "spec"), *rules = get(spec, "syscalls");
+	only_keys(spec, spec_keys, "spec");
+	for (size_t i = 0; i < json_object_array_length(rules); i++) {
+		struct json_object *rule = json_object_array_get_idx(rules, i), *args;
+		only_keys(rule, rule_keys, "a rule");
+		args = get(rule, "args");
+		for (size_t k = 0; args && k < json_object_array_length(args); k++) {
+			struct json_object *a = json_object_array_get_idx(args, k);
+			only_keys(a, arg_keys, "an argument");
+			ASSERT_TRUE(get(a, "index") && get(a, "op"));
+			ASSERT_GE(json_object_get_int64(get(a, "value")), 0);
+		}
+	}
+
+	/* The same meaning as the runtime-spec profile. */
+	struct profile_view vs, vo;
+	read_text(oci, text, sizeof(text));
+	struct json_object *po = parse_ok(text);
+	profile_view_of(spec, PROFILE_READER_OCI, &vs);
+	profile_view_of(po, PROFILE_READER_OCI, &vo);
+	for (int c = 0; c < PROFILE_N_CALLS; c++)
+		ASSERT_TRUE(profile_outcome_permits(&vs.outcomes[PROFILE_CLASS_EVERY][c]) ==
+			    profile_outcome_permits(&vo.outcomes[PROFILE_CLASS_EVERY][c]));
+	struct policy p = preset("user-mode-only");
+	check_meaning(spec, &p, false, false, SECCOMP_RET_ALLOW);
+	json_object_put(po);
+	json_object_put(o);
+
+	/* What containerd makes of the file the operator writes. */
+	CLI(WHO_ROOT, &r, "profile", "--check", spo, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_CONTAINS(r.out, "from the SeccompProfile's spec");
+
+	/* An errno the object cannot carry: refused, nothing written. */
+	write_text(enosys, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 38,"
+			   " \"syscalls\": [{\"names\": [\"read\", \"ioctl\"], \"action\":"
+			   " \"SCMP_ACT_ALLOW\"}]}");
+	CLI(WHO_ROOT, &r, "profile", "--base", enosys, "--format", "kubernetes");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_STREQ(r.out, "");
+	ASSERT_CONTAINS(r.err, "uffdguard profile: --format kubernetes: defaultErrnoRet of the"
+			       " profile: a SeccompProfile can only refuse with EPERM");
+	write_text(enosys, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\":"
+			   " [\"read\", \"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\"}, {\"names\":"
+			   " [\"kexec_load\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}]}");
+	CLI(WHO_ROOT, &r, "profile", "--base", enosys, "--format", "kubernetes");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, ".errnoRet (kexec_load) of the profile: a SeccompProfile can only"
+			       " refuse with EPERM");
+
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "kubernetes", "--name", "Uffd_1");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "'Uffd_1' is not a valid object name");
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "oci", "--name", "uffd");
+	ASSERT_EQ(r.status, 2);
+	remove_tree(dir);
+}
