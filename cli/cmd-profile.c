@@ -191,11 +191,8 @@ static int check_file(const char *path, const char *runtime_name, const struct p
 	struct profile_error why = { "", "" };
 	profile_reader_notes(subject, rt->reader, &notes);
 	profile_view_of(subject, rt->reader, &v);
-	bool refused = false;
-	for (size_t i = 0; i < notes.n; i++)
-		refused |= strstr(notes.text[i], "refuse") != NULL;
-	bool enforces = !refused && profile_view_enforces(&v, p, &why);
-	if (refused)
+	bool enforces = !notes.refused && profile_view_enforces(&v, p, &why);
+	if (notes.refused)
 		snprintf(why.reason, sizeof(why.reason), "%s refuses the profile", rt->name);
 
 	if (json) {

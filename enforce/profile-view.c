@@ -352,12 +352,14 @@ void profile_reader_notes(struct json_object *prof, enum profile_reader rd, stru
 
 	*n = (struct profile_notes){ 0 };
 	if (!json_object_is_type(prof, json_type_object)) {
+		n->refused = true;
 		note(n, "not a JSON object: every runtime refuses it");
 		return;
 	}
-	if (profile_action_read(def, field(prof, "defaultErrnoRet"), &a) < 0)
+	if (profile_action_read(def, field(prof, "defaultErrnoRet"), &a) < 0) {
+		n->refused = true;
 		note(n, "defaultAction: missing or unknown: the runtime refuses the profile");
-	else if (profile_action_permits(&a))
+	} else if (profile_action_permits(&a))
 		note(n, "defaultAction: %s: every call no rule names is let through, the runtime's "
 			"own default filtering included",
 		     profile_action_name(&a));
@@ -365,17 +367,21 @@ void profile_reader_notes(struct json_object *prof, enum profile_reader rd, stru
 		note(n, "archMap: ignored (Docker profile format): the filter lists only the "
 			"architectures in 'architectures', and calls from i386 or x32 processes "
 			"then meet the runtime's action for architectures it does not list");
-	if (rd == PROFILE_READER_DOCKER && field(prof, "archMap") && field(prof, "architectures"))
+	if (rd == PROFILE_READER_DOCKER && field(prof, "archMap") && field(prof, "architectures")) {
+		n->refused = true;
 		note(n, "'architectures' and 'archMap' together: Docker and containers/common "
 			"refuse the profile");
+	}
 	for (size_t i = 0; json_object_is_type(rules, json_type_array) &&
 			   i < json_object_array_length(rules);
 	     i++) {
 		struct json_object *r = json_object_array_get_idx(rules, i);
-		if (profile_action_read(field(r, "action"), field(r, "errnoRet"), &a) < 0)
+		if (profile_action_read(field(r, "action"), field(r, "errnoRet"), &a) < 0) {
+			n->refused = true;
 			note(n, "syscalls[%zu].action: missing or unknown: the runtime refuses the "
 				"profile",
 			     i);
+		}
 		if (rd == PROFILE_READER_OCI) {
 			static const char *const keys[] = { "includes", "excludes" };
 			for (size_t k = 0; k < 2; k++)

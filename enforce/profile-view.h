@@ -91,7 +91,8 @@ void profile_view_of(struct json_object *profile, enum profile_reader reader,
 struct profile_notes {
 	size_t n;
 	char text[16][256];
-	size_t more; /* notes beyond those kept */
+	size_t more;  /* notes beyond those kept */
+	bool refused; /* the runtime would not load the profile at all */
 };
 void profile_reader_notes(struct json_object *profile, enum profile_reader reader,
 			  struct profile_notes *notes);

@@ -1290,6 +1290,20 @@ TEST(cli_check_says_what_each_runtime_makes_of_a_file)
 	ASSERT_CONTAINS(r.out, "ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY, every"
 			       " container: allowed by syscalls[");
 
+	/* A profile the runtime would not load at all, though the fields it
+	 * ignores come first and fill the notes. */
+	char text[8192] = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [";
+	for (int i = 0; i < 20; i++)
+		strcat(text, "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\", \"includes\":"
+			     " {\"caps\": [\"CAP_KILL\"]}}, ");
+	strcat(text, "{\"names\": [\"x\"], \"action\": \"SCMP_ACT_SOMETIMES\"}]}");
+	snprintf(cd, sizeof(cd), "%s/refused.json", dir);
+	write_text(cd, text);
+	CLI(WHO_ROOT, &r, "profile", "--check", cd, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "note: and 5 more like these\n");
+	ASSERT_CONTAINS(r.out, "with this file: containerd refuses the profile.\n");
+
 	CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", "lxc");
 	ASSERT_EQ(r.status, 2);
 	ASSERT_CONTAINS(r.err, "valid runtimes are docker, podman, crio and containerd");
