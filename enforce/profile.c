@@ -528,6 +528,16 @@ struct json_object *profile_seccompprofile(struct json_object *oci, const char *
 		for (size_t i = 0; i < json_object_array_length(rules); i++) {
 			struct json_object *r = json_object_array_get_idx(rules, i);
 			struct json_object *names = json_object_object_get(r, "names");
+			if (!json_object_is_type(names, json_type_array) ||
+			    !json_object_array_length(names)) {
+				snprintf(where, sizeof(where), "syscalls[%zu] of the profile", i);
+				profile_error_set(err, where,
+						  "a SeccompProfile rule needs 'names' (a single "
+						  "'name' is the Docker profile format, which the "
+						  "runtime-spec format ignores): name the calls in "
+						  "'names' in the base");
+				return NULL;
+			}
 			snprintf(where, sizeof(where), "syscalls[%zu].errnoRet (%s) of the profile", i,
 				 json_object_get_string(json_object_array_get_idx(names, 0)));
 			if (spo_errno_ok(json_object_object_get(r, "action"),

@@ -1414,6 +1414,14 @@ TEST(cli_kubernetes_format_is_a_self_contained_seccompprofile)
 	ASSERT_CONTAINS(r.err, ".errnoRet (kexec_load) of the profile: a SeccompProfile can only"
 			       " refuse with EPERM");
 
+	/* A single "name", which runtime-spec readers ignore: no names to give. */
+	write_text(enosys, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\":"
+			   " [\"read\", \"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\"}, {\"name\":"
+			   " \"kexec_load\", \"action\": \"SCMP_ACT_ALLOW\"}]}");
+	CLI(WHO_ROOT, &r, "profile", "--base", enosys, "--format", "kubernetes");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, " of the profile: a SeccompProfile rule needs 'names'");
+
 	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "kubernetes", "--name", "Uffd_1");
 	ASSERT_EQ(r.status, 2);
 	ASSERT_CONTAINS(r.err, "'Uffd_1' is not a valid object name");
