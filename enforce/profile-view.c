@@ -425,6 +425,23 @@ int profile_compare(struct json_object *before, struct json_object *after, enum 
 	profile_view_of(before, rd, &vb);
 	profile_view_of(after, rd, &va);
 	r->n = 0;
+	/* A base that is itself unclear cannot be compared with. */
+	for (int k = 0; k < PROFILE_N_CLASSES; k++) {
+		for (int c = 0; vb.classes[k] && c < PROFILE_N_CALLS; c++) {
+			const struct profile_outcome *o = &vb.outcomes[k][c];
+			if (!o->unclear)
+				continue;
+			char where[128];
+			snprintf(where, sizeof(where), "%s, %s", profile_call_text((enum profile_call)c),
+				 profile_class_text((enum profile_class)k));
+			return profile_error_set(err, where,
+						 "in the base, syscalls[%d] and syscalls[%d] both match "
+						 "with different actions, so libseccomp's merge of them "
+						 "decides (or the runtime refuses the profile): make "
+						 "them agree in the base",
+						 o->rule, o->other_rule);
+		}
+	}
 	for (int k = 0; k < PROFILE_N_CLASSES; k++) {
 		if (!va.classes[k])
 			continue;

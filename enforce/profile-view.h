@@ -119,7 +119,8 @@ const char *profile_change_kind_name(enum profile_change_kind k);
 /* How `after` differs from `before` (NULL: no filter at all) for a
  * runtime reading `fmt`, and whether policy p asks for each loosening.
  * Returns 0, or -EINVAL with *err naming the first change p does not
- * ask for: a loosening, or any change to other ioctl commands. */
+ * ask for (a loosening, or any change to other ioctl commands), or a
+ * call the base itself matches with rules of different actions. */
 int profile_compare(struct json_object *before, struct json_object *after, enum profile_format fmt,
 		    const struct policy *p, struct profile_report *r, struct profile_error *err);
 

