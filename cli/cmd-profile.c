@@ -287,8 +287,8 @@ static void print_report(const struct gen *g, const struct profile_report *r)
 	}
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->changes[i].kind == PROFILE_LOOSENED && r->changes[i].cls == PROFILE_CLASS_PTRACE) {
-			fputs("  (a container with CAP_SYS_PTRACE is the series' privileged caller; "
-			      "--set ignore_cap_sys_ptrace=1 holds it to the same rule)\n",
+			fputs("  (a container with CAP_SYS_PTRACE is the privileged caller of the 2020 "
+			      "patch series; --set ignore_cap_sys_ptrace=1 holds it to the same rule)\n",
 			      stderr);
 			break;
 		}
