@@ -270,6 +270,11 @@ static int check_rule(struct check *c, struct json_object *r, size_t idx, struct
 	if (name) {
 		if (!json_object_is_type(name, json_type_string))
 			return profile_error_set(c->err, w, "not a string");
+		if (c->fmt == PROFILE_FORMAT_OCI)
+			return profile_error_set(c->err, w,
+				   "a single 'name' is Docker profile format: the runtime-spec "
+				   "format has 'names' only, and its readers ignore 'name' (use "
+				   "'names', or --format docker)");
 	} else if (!names) {
 		return profile_error_set(c->err, where, "no 'names'");
 	} else if ((ret = check_str_array(names, w, c->err)) < 0) {

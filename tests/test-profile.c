@@ -844,6 +844,9 @@ static const struct {
 	  0, "syscalls[0].args", "USERFAULTFD_IOC_NEW" },
 	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": {}}", 0, "syscalls",
 	  "not an array" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"name\": \"ioctl\","
+	  " \"action\": \"SCMP_ACT_ALLOW\"}]}",
+	  1, "syscalls[0].name", "runtime-spec format has 'names' only" },
 	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"name\": \"read\","
 	  " \"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
 	  0, "syscalls[0]", "both" },
@@ -1432,7 +1435,16 @@ TEST(cli_kubernetes_format_is_a_self_contained_seccompprofile)
 			   " \"kexec_load\", \"action\": \"SCMP_ACT_ALLOW\"}]}");
 	CLI(WHO_ROOT, &r, "profile", "--base", enosys, "--format", "kubernetes");
 	ASSERT_EQ(r.status, 1);
-	ASSERT_CONTAINS(r.err, " of the profile: a SeccompProfile rule needs 'names'");
+	ASSERT_CONTAINS(r.err, "enosys.json: syscalls[1].name: a single 'name' is Docker profile"
+			       " format: the runtime-spec format has 'names' only");
+	struct json_object *single = parse_ok("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\":"
+					      " [{\"name\": \"kexec_load\", \"action\":"
+					      " \"SCMP_ACT_ALLOW\"}]}");
+	struct profile_error e;
+	ASSERT_TRUE(profile_seccompprofile(single, "x", "x", &e) == NULL);
+	ASSERT_STREQ(e.where, "syscalls[0] of the profile");
+	ASSERT_CONTAINS(e.reason, "a SeccompProfile rule needs 'names'");
+	json_object_put(single);
 
 	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "kubernetes", "--name", "Uffd_1");
 	ASSERT_EQ(r.status, 2);
