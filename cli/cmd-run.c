@@ -245,7 +245,9 @@ static int run_run(int argc, char **argv)
 	struct policy policy = cli_policy_build(&po, DEFAULT_POLICY);
 	if (mode == ENFORCER_FILTER && (audit_path || control_dir))
 		usage_error("--audit and --control need --mode supervise");
-	policy.privilege = enforcer_info(mode)->privilege;
+	/* The filter cannot see capabilities: ignore_cap_sys_ptrace=1 always. */
+	if (enforcer_info(mode)->privilege == POLICY_PRIV_NOBODY)
+		policy.privilege = POLICY_PRIV_NOBODY;
 
 	scmp_filter_ctx ctx;
 	if (filter_build(&policy, mode, &ctx, err, sizeof(err)) < 0)

@@ -13,16 +13,22 @@
 
 const char *const profile_arches[3] = { "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32" };
 
+/* `permits`: the action can let the call reach the kernel.  A tracer
+ * (SCMP_ACT_TRACE) or a user-space supervisor (SCMP_ACT_NOTIFY, with
+ * SECCOMP_USER_NOTIF_FLAG_CONTINUE) may let it through, so both count as
+ * permitting: a rule that gives them ioctl must not cover
+ * USERFAULTFD_IOC_NEW without the flag.  SCMP_ACT_TRAP does not: the
+ * signal handler can only make the call again, through the same filter. */
 static const struct {
 	const char *name;
-	bool permits; /* the call reaches the kernel */
+	bool permits;
 	bool uses_errno;
 } known_actions[] = {
 	{ "SCMP_ACT_KILL", false, false },	  { "SCMP_ACT_KILL_PROCESS", false, false },
 	{ "SCMP_ACT_KILL_THREAD", false, false }, { "SCMP_ACT_TRAP", false, false },
-	{ "SCMP_ACT_ERRNO", false, true },	  { "SCMP_ACT_TRACE", false, true },
+	{ "SCMP_ACT_ERRNO", false, true },	  { "SCMP_ACT_TRACE", true, true },
 	{ "SCMP_ACT_ALLOW", true, false },	  { "SCMP_ACT_LOG", true, false },
-	{ "SCMP_ACT_NOTIFY", false, false },
+	{ "SCMP_ACT_NOTIFY", true, false },
 };
 #define N_ACTIONS (sizeof(known_actions) / sizeof(known_actions[0]))
 
@@ -62,8 +68,7 @@ struct check {
 	struct profile_action def;
 };
 
-__attribute__((format(printf, 3, 4))) static int bad(struct profile_error *e, const char *where,
-						     const char *fmt, ...)
+int profile_error_set(struct profile_error *e, const char *where, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -84,21 +89,29 @@ static int parse_action(struct json_object *name, struct json_object *errno_ret,
 			struct profile_error *e)
 {
 	if (!json_object_is_type(name, json_type_string))
-		return bad(e, where, "missing or not a string (an action such as SCMP_ACT_ERRNO)");
+		return profile_error_set(e, where, "missing or not a string (an action such as SCMP_ACT_ERRNO)");
 	const char *s = json_object_get_string(name);
 	a->kind = -1;
 	for (size_t i = 0; i < N_ACTIONS; i++)
 		if (!strcmp(s, known_actions[i].name))
 			a->kind = (int)i;
 	if (a->kind < 0)
-		return bad(e, where, "unknown action '%s'", s);
+		return profile_error_set(e, where, "unknown action '%s'", s);
 	a->errno_ret = EPERM;
 	if (errno_ret && !json_object_is_type(errno_ret, json_type_null)) {
 		if (!is_int(errno_ret) || json_object_get_int64(errno_ret) < 0)
-			return bad(e, errno_where, "not a non-negative integer");
+			return profile_error_set(e, errno_where, "not a non-negative integer");
 		a->errno_ret = json_object_get_int64(errno_ret);
 	}
 	return 0;
+}
+
+int profile_action_read(struct json_object *name, struct json_object *errno_ret,
+			struct profile_action *a)
+{
+	struct profile_error e;
+
+	return parse_action(name, errno_ret, "", "", a, &e);
 }
 
 bool profile_str_array_has(struct json_object *arr, const char *s)
@@ -116,11 +129,11 @@ static int check_str_array(struct json_object *arr, const char *where, struct pr
 	char w[160];
 
 	if (!json_object_is_type(arr, json_type_array))
-		return bad(e, where, "not an array of strings");
+		return profile_error_set(e, where, "not an array of strings");
 	for (size_t i = 0; i < json_object_array_length(arr); i++) {
 		if (!json_object_is_type(json_object_array_get_idx(arr, i), json_type_string)) {
 			snprintf(w, sizeof(w), "%s[%zu]", where, i);
-			return bad(e, w, "not a string");
+			return profile_error_set(e, w, "not a string");
 		}
 	}
 	return 0;
@@ -145,7 +158,7 @@ static int check_arch_list(struct json_object *arr, const char *where, struct pr
 		const char *a = json_object_get_string(json_object_array_get_idx(arr, i));
 		snprintf(w, sizeof(w), "%s[%zu]", where, i);
 		if (!arch_covered(a))
-			return bad(e, w,
+			return profile_error_set(e, w,
 				   "architecture '%s' is not covered: the rules are written for "
 				   "SCMP_ARCH_X86_64, SCMP_ARCH_X86 and SCMP_ARCH_X32 only", a);
 	}
@@ -170,18 +183,18 @@ static int check_arches(struct check *c, struct json_object *root)
 	if (!map || json_object_is_type(map, json_type_null))
 		return 0;
 	if (c->fmt == PROFILE_FORMAT_OCI)
-		return bad(c->err, "archMap",
+		return profile_error_set(c->err, "archMap",
 			   "an archMap is Docker profile format: use --format docker, or an OCI "
 			   "base with an 'architectures' list");
 	if (!json_object_is_type(map, json_type_array))
-		return bad(c->err, "archMap", "not an array");
+		return profile_error_set(c->err, "archMap", "not an array");
 	for (size_t i = 0; i < json_object_array_length(map); i++) {
 		struct json_object *ent = json_object_array_get_idx(map, i), *a, *subs;
 		snprintf(w, sizeof(w), "archMap[%zu].architecture", i);
 		if (!json_object_is_type(ent, json_type_object) ||
 		    !json_object_object_get_ex(ent, "architecture", &a) ||
 		    !json_object_is_type(a, json_type_string))
-			return bad(c->err, w, "missing or not a string");
+			return profile_error_set(c->err, w, "missing or not a string");
 		if (strcmp(json_object_get_string(a), profile_arches[0]))
 			continue;
 		snprintf(w, sizeof(w), "archMap[%zu].subArchitectures", i);
@@ -202,9 +215,9 @@ static int check_filter(struct check *c, struct json_object *f, const char *wher
 	if (!f || json_object_is_type(f, json_type_null))
 		return 0;
 	if (!json_object_is_type(f, json_type_object))
-		return bad(c->err, where, "not an object");
+		return profile_error_set(c->err, where, "not an object");
 	if (c->fmt == PROFILE_FORMAT_OCI && json_object_object_length(f))
-		return bad(c->err, where,
+		return profile_error_set(c->err, where,
 			   "conditions on capabilities, architectures or kernel versions are "
 			   "Docker profile format: use --format docker");
 	json_object_object_foreach(f, key, val)
@@ -217,7 +230,7 @@ static int check_filter(struct check *c, struct json_object *f, const char *wher
 					return r;
 			}
 		} else if (strcmp(key, "minKernel")) {
-			return bad(c->err, w, "unknown condition (known: caps, arches, minKernel)");
+			return profile_error_set(c->err, w, "unknown condition (known: caps, arches, minKernel)");
 		}
 	}
 	return 0;
@@ -248,17 +261,22 @@ static int check_rule(struct check *c, struct json_object *r, size_t idx, struct
 
 	snprintf(where, sizeof(where), "syscalls[%zu]", idx);
 	if (!json_object_is_type(r, json_type_object))
-		return bad(c->err, where, "not an object");
+		return profile_error_set(c->err, where, "not an object");
 	json_object_object_get_ex(r, "names", &names);
 	json_object_object_get_ex(r, "name", &name);
 	if (names && name)
-		return bad(c->err, where, "both 'name' and 'names'");
+		return profile_error_set(c->err, where, "both 'name' and 'names'");
 	snprintf(w, sizeof(w), "%s.%s", where, name ? "name" : "names");
 	if (name) {
 		if (!json_object_is_type(name, json_type_string))
-			return bad(c->err, w, "not a string");
+			return profile_error_set(c->err, w, "not a string");
+		if (c->fmt == PROFILE_FORMAT_OCI)
+			return profile_error_set(c->err, w,
+				   "a single 'name' is Docker profile format: the runtime-spec "
+				   "format has 'names' only, and its readers ignore 'name' (use "
+				   "'names', or --format docker)");
 	} else if (!names) {
-		return bad(c->err, where, "no 'names'");
+		return profile_error_set(c->err, where, "no 'names'");
 	} else if ((ret = check_str_array(names, w, c->err)) < 0) {
 		return ret;
 	}
@@ -279,34 +297,34 @@ static int check_rule(struct check *c, struct json_object *r, size_t idx, struct
 	snprintf(w, sizeof(w), "%s.args", where);
 	if (args && !json_object_is_type(args, json_type_null)) {
 		if (!json_object_is_type(args, json_type_array))
-			return bad(c->err, w, "not an array");
+			return profile_error_set(c->err, w, "not an array");
 		for (size_t i = 0; i < json_object_array_length(args); i++) {
 			struct json_object *a = json_object_array_get_idx(args, i), *v;
 			char aw[160];
 			snprintf(aw, sizeof(aw), "%s[%zu]", w, i);
 			if (!json_object_is_type(a, json_type_object))
-				return bad(c->err, aw, "not an object");
+				return profile_error_set(c->err, aw, "not an object");
 			snprintf(aw, sizeof(aw), "%s[%zu].index", w, i);
 			if (!json_object_object_get_ex(a, "index", &v) || !is_int(v) ||
 			    json_object_get_int64(v) < 0 || json_object_get_int64(v) > 5)
-				return bad(c->err, aw, "missing or not an argument index 0..5");
+				return profile_error_set(c->err, aw, "missing or not an argument index 0..5");
 			static const char *const nums[] = { "value", "valueTwo" };
 			for (size_t k = 0; k < 2; k++) {
 				snprintf(aw, sizeof(aw), "%s[%zu].%s", w, i, nums[k]);
 				if (json_object_object_get_ex(a, nums[k], &v) &&
 				    !json_object_is_type(v, json_type_null) &&
 				    (!is_int(v) || json_object_get_int64(v) < 0))
-					return bad(c->err, aw, "not an unsigned 64-bit integer");
+					return profile_error_set(c->err, aw, "not an unsigned 64-bit integer");
 			}
 			snprintf(aw, sizeof(aw), "%s[%zu].op", w, i);
 			if (!json_object_object_get_ex(a, "op", &v) ||
 			    !json_object_is_type(v, json_type_string))
-				return bad(c->err, aw, "missing or not a string");
+				return profile_error_set(c->err, aw, "missing or not a string");
 			bool known = false;
 			for (size_t k = 0; k < sizeof(known_ops) / sizeof(known_ops[0]); k++)
 				known |= !strcmp(json_object_get_string(v), known_ops[k]);
 			if (!known)
-				return bad(c->err, aw, "unknown operator '%s'", json_object_get_string(v));
+				return profile_error_set(c->err, aw, "unknown operator '%s'", json_object_get_string(v));
 		}
 		ri->conditional = json_object_array_length(args) > 0;
 	}
@@ -322,7 +340,7 @@ static int check_rule(struct check *c, struct json_object *r, size_t idx, struct
 	}
 	snprintf(w, sizeof(w), "%s.args", where);
 	if (ri->names_ioctl && ri->conditional && c->p->cover_device)
-		return bad(c->err, w,
+		return profile_error_set(c->err, w,
 			   "a conditional rule for ioctl is not supported: its conditions could "
 			   "overlap USERFAULTFD_IOC_NEW (0x%x)", PROFILE_IOC_NEW);
 	/* The containers such a rule leaves out get ioctl from a permitting
@@ -331,7 +349,7 @@ static int check_rule(struct check *c, struct json_object *r, size_t idx, struct
 	if (ri->names_ioctl && ri->filtered && c->p->cover_device &&
 	    profile_action_permits(&c->def) && !profile_action_permits(&ri->action) &&
 	    !profile_action_equal(&ri->action, &profile_action_eperm))
-		return bad(c->err, where,
+		return profile_error_set(c->err, where,
 			   "a rule that refuses ioctl to some containers only is not supported in a "
 			   "base whose default action permits: the others need a refusal of "
 			   "USERFAULTFD_IOC_NEW that would overlap it with another action");
@@ -347,10 +365,10 @@ int profile_check(struct json_object *base, const struct policy *p, enum profile
 
 	*out = (struct profile_base){ 0 };
 	if (!json_object_is_type(base, json_type_object))
-		return bad(err, "(top level)", "not an object: a seccomp profile is a JSON object");
+		return profile_error_set(err, "(top level)", "not an object: a seccomp profile is a JSON object");
 	json_object_object_get_ex(base, "defaultErrnoRet", &defe);
 	if (!json_object_object_get_ex(base, "defaultAction", &def))
-		return bad(err, "defaultAction", "missing");
+		return profile_error_set(err, "defaultAction", "missing");
 	if ((ret = parse_action(def, defe, "defaultAction", "defaultErrnoRet", &c.def, err)) < 0)
 		return ret;
 	if ((ret = check_arches(&c, base)) < 0)
@@ -358,14 +376,14 @@ int profile_check(struct json_object *base, const struct policy *p, enum profile
 	if (json_object_object_get_ex(base, "syscalls", &syscalls) &&
 	    !json_object_is_type(syscalls, json_type_null) &&
 	    !json_object_is_type(syscalls, json_type_array))
-		return bad(err, "syscalls", "not an array");
+		return profile_error_set(err, "syscalls", "not an array");
 
 	size_t n = syscalls && json_object_is_type(syscalls, json_type_array)
 			   ? json_object_array_length(syscalls)
 			   : 0;
 	struct profile_rule *rules = calloc(n ? n : 1, sizeof(*rules));
 	if (!rules)
-		return bad(err, "syscalls", "out of memory");
+		return profile_error_set(err, "syscalls", "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		if ((ret = check_rule(&c, json_object_array_get_idx(syscalls, i), i, &rules[i])) < 0) {
 			free(rules);
@@ -390,8 +408,17 @@ struct json_object *profile_parse(const char *text, size_t len, struct profile_e
 	enum json_tokener_error jerr;
 	size_t end;
 
+	if (len > PROFILE_MAX_SIZE) {
+		profile_error_set(err, "(top level)",
+				  "larger than %u MiB: seccomp profiles are a few tens of KiB "
+				  "(Docker's and Podman's defaults are under 40 KiB); is it the "
+				  "right file?",
+				  PROFILE_MAX_SIZE >> 20);
+		json_tokener_free(tok);
+		return NULL;
+	}
 	if (!tok) {
-		bad(err, "(top level)", "out of memory");
+		profile_error_set(err, "(top level)", "out of memory");
 		return NULL;
 	}
 	o = json_tokener_parse_ex(tok, text, (int)len);
@@ -414,7 +441,7 @@ struct json_object *profile_parse(const char *text, size_t len, struct profile_e
 				line++, col = 0;
 		char where[64];
 		snprintf(where, sizeof(where), "line %u, column %u", line, col);
-		bad(err, where, "%s", jerr == json_tokener_success ? "unexpected content after the profile"
+		profile_error_set(err, where, "%s", jerr == json_tokener_success ? "unexpected content after the profile"
 								   : json_tokener_error_desc(jerr));
 	}
 	json_tokener_free(tok);

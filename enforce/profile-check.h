@@ -34,6 +34,11 @@ struct profile_error {
 	char reason[384];
 };
 
+/* Fill *e and return -EINVAL. */
+__attribute__((format(printf, 3, 4))) int profile_error_set(struct profile_error *e,
+							    const char *where, const char *fmt,
+							    ...);
+
 /* The architectures whose userfaultfd ABI (syscall by name, ioctl number
  * USERFAULTFD_IOC_NEW = 0xAA00) the rules are written for. */
 extern const char *const profile_arches[3];
@@ -41,7 +46,14 @@ extern const char *const profile_arches[3];
  * libseccomp names it); other hosts keep the base's own rules. */
 #define PROFILE_HOST_ARCH "amd64"
 
-/* Parse a profile.  NULL with *err filled on a syntax error. */
+/* The largest base read: Docker's and Podman's default profiles are
+ * under 40 KiB, the largest runtime-spec profiles in use a few hundred. */
+#define PROFILE_MAX_SIZE (4u << 20)
+/* Distinct (action, includes, excludes) among the base's rules that permit
+ * ioctl: each costs 34 generated rules (profile.c). */
+#define PROFILE_MAX_IOCTL_GROUPS 64
+
+/* Parse a profile of at most PROFILE_MAX_SIZE bytes.  NULL with *err filled on a syntax error. */
 struct json_object *profile_parse(const char *text, size_t len, struct profile_error *err);
 
 /* _IO(0xAA, 0): the generic ioctl encoding, as on x86. */
@@ -55,8 +67,14 @@ struct profile_action {
 extern const struct profile_action profile_action_eperm; /* SCMP_ACT_ERRNO, EPERM */
 extern const struct profile_action profile_action_allow; /* SCMP_ACT_ALLOW */
 
+/* An action and its errnoRet as a profile gives them; -EINVAL if name is
+ * not a known action or errno_ret (may be NULL) not a valid number. */
+int profile_action_read(struct json_object *name, struct json_object *errno_ret,
+			struct profile_action *a);
 const char *profile_action_name(const struct profile_action *a);
-bool profile_action_permits(const struct profile_action *a); /* the call reaches the kernel */
+/* The action can let the call reach the kernel: ALLOW, LOG, and TRACE and
+ * NOTIFY, whose tracer or supervisor may let it through. */
+bool profile_action_permits(const struct profile_action *a);
 bool profile_action_uses_errno(const struct profile_action *a);
 bool profile_action_equal(const struct profile_action *a, const struct profile_action *b);
 

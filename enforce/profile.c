@@ -39,11 +39,21 @@ struct cell {
 
 enum caps_gate { GATE_ANY, GATE_PRIVILEGED, GATE_UNPRIVILEGED };
 
+/* The base's rules that permit ioctl, told apart by what the generated
+ * rules copy from them: action, includes and excludes.  Rules alike share
+ * one set of cells, so a base with many such rules grows by one set. */
+struct ioctl_group {
+	struct profile_action action;
+	struct json_object *includes, *excludes; /* NULL: none */
+};
+
 struct ctx {
 	const struct policy *p;
 	enum profile_format fmt;
 	struct profile_action def;
 	struct json_object *out; /* the new syscalls array */
+	struct ioctl_group groups[PROFILE_MAX_IOCTL_GROUPS];
+	size_t n_groups;
 };
 
 /* ---- Cells ----------------------------------------------------------- */
@@ -289,15 +299,96 @@ static bool remove_names(struct json_object *rule, const char *drop, const char 
 	return left > 0;
 }
 
+/* What the base lets userfaultfd through with, for the calls the policy
+ * permits: the one permitting action of its rules naming userfaultfd (or
+ * of its default action, if no rule names it for every container), or
+ * SCMP_ACT_ALLOW where the base refuses it everywhere: then the policy
+ * grants what the base refused, and the report says so. */
+static int uffd_permit(const struct profile_base *b, struct profile_action *out,
+		       struct profile_error *err)
+{
+	const struct profile_action *found = NULL;
+	bool every_container = false;
+	char where[48];
+
+	for (size_t i = 0; i < b->n_rules; i++) {
+		const struct profile_rule *ri = &b->rules[i];
+		if (!ri->names_uffd)
+			continue;
+		every_container |= !ri->filtered;
+		if (!profile_action_permits(&ri->action))
+			continue;
+		snprintf(where, sizeof(where), "syscalls[%zu].action", i);
+		if (found && !profile_action_equal(found, &ri->action))
+			return profile_error_set(
+				err, where,
+				"userfaultfd is let through with %s here and with %s by an earlier "
+				"rule: uffdguard gives the calls its policy permits one action, so "
+				"give these rules one",
+				profile_action_name(&ri->action), profile_action_name(found));
+		found = &ri->action;
+	}
+	if (!every_container && profile_action_permits(&b->def)) {
+		if (found && !profile_action_equal(found, &b->def))
+			return profile_error_set(
+				err, "defaultAction",
+				"userfaultfd is let through with %s by default and with %s by a rule "
+				"for some containers: uffdguard gives the calls its policy permits "
+				"one action, so give them one",
+				profile_action_name(&b->def), profile_action_name(found));
+		found = &b->def;
+	}
+	*out = found ? *found : profile_action_allow;
+	return 0;
+}
+
+static struct json_object *filter_of(struct json_object *rule, const char *key)
+{
+	struct json_object *f = NULL;
+
+	json_object_object_get_ex(rule, key, &f);
+	return json_object_is_type(f, json_type_object) && json_object_object_length(f) ? f : NULL;
+}
+
+/* Whether the cells for this ioctl rule are new; -EINVAL past the limit. */
+static int ioctl_group_is_new(struct ctx *c, struct json_object *rule,
+			      const struct profile_action *a, size_t idx, struct profile_error *err)
+{
+	struct json_object *inc = filter_of(rule, "includes"), *exc = filter_of(rule, "excludes");
+	char where[48];
+
+	for (size_t i = 0; i < c->n_groups; i++) {
+		const struct ioctl_group *g = &c->groups[i];
+		if (profile_action_equal(&g->action, a) && json_object_equal(g->includes, inc) &&
+		    json_object_equal(g->excludes, exc))
+			return 0;
+	}
+	snprintf(where, sizeof(where), "syscalls[%zu]", idx);
+	if (c->n_groups == PROFILE_MAX_IOCTL_GROUPS)
+		return profile_error_set(
+			err, where,
+			"more than %d rules permit ioctl with different actions, includes or "
+			"excludes: each needs up to %d rules to keep USERFAULTFD_IOC_NEW apart, so "
+			"uffdguard takes at most %d; merge rules that permit ioctl alike",
+			PROFILE_MAX_IOCTL_GROUPS, 34, PROFILE_MAX_IOCTL_GROUPS);
+	c->groups[c->n_groups++] = (struct ioctl_group){ *a, inc, exc };
+	return 1;
+}
+
 int profile_merge(struct json_object *base, const struct policy *p, enum profile_format fmt,
 		  struct profile_error *err)
 {
 	struct ctx c = { .p = p, .fmt = fmt };
 	struct profile_base b;
+	struct profile_action uffd;
 	int ret = profile_check(base, p, fmt, &b, err);
 
 	if (ret < 0)
 		return ret;
+	if ((ret = uffd_permit(&b, &uffd, err)) < 0) {
+		profile_base_fini(&b);
+		return ret;
+	}
 	c.def = b.def;
 	/* Validated: now rebuild the array, rules in their order, ours at the
 	 * place of the rules they replace. */
@@ -315,6 +406,11 @@ int profile_merge(struct json_object *base, const struct policy *p, enum profile
 			json_object_array_add(c.out, json_object_get(r));
 			continue;
 		}
+		int new_group = split_ioctl ? ioctl_group_is_new(&c, r, &ri->action, i, err) : 0;
+		if (new_group < 0) {
+			ret = new_group;
+			break;
+		}
 		struct json_object *orig = NULL;
 		json_object_deep_copy(r, &orig, NULL);
 		if (remove_names(r, ri->names_uffd ? "userfaultfd" : NULL,
@@ -323,18 +419,23 @@ int profile_merge(struct json_object *base, const struct policy *p, enum profile
 		if (ri->names_uffd) {
 			emit_displaced(&c, orig, "userfaultfd");
 			if (!uffd_done)
-				emit_call(&c, "userfaultfd", &profile_action_allow, NULL);
+				emit_call(&c, "userfaultfd", &uffd, NULL);
 			uffd_done = true;
 		}
 		if (split_ioctl) {
 			emit_displaced(&c, orig, "ioctl");
-			emit_call(&c, "ioctl", &ri->action, orig);
+			if (new_group)
+				emit_call(&c, "ioctl", &ri->action, orig);
 		}
 		json_object_put(orig);
 	}
 	profile_base_fini(&b);
+	if (ret < 0) {
+		json_object_put(c.out);
+		return ret;
+	}
 	if (!uffd_done)
-		emit_call(&c, "userfaultfd", &profile_action_allow, NULL);
+		emit_call(&c, "userfaultfd", &uffd, NULL);
 	/* No rule names ioctl for every container: the default action decides
 	 * it, for all or for the containers the rules leave out. */
 	if (p->cover_device && !ioctl_named && profile_action_permits(&c.def))
@@ -366,6 +467,112 @@ struct json_object *profile_standalone(const struct policy *p, enum profile_form
 		json_object_put(o);
 		return NULL;
 	}
+	return o;
+}
+
+bool profile_object_name_ok(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len == 0 || len > 253 || !strchr("abcdefghijklmnopqrstuvwxyz0123456789", name[0]) ||
+	    !strchr("abcdefghijklmnopqrstuvwxyz0123456789", name[len - 1]))
+		return false;
+	return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-.") == len;
+}
+
+/* A copy of o's keys that are in keys[], in that order. */
+static struct json_object *only(struct json_object *o, const char *const *keys, size_t n)
+{
+	struct json_object *out = json_object_new_object(), *v;
+
+	for (size_t i = 0; i < n; i++)
+		if (json_object_object_get_ex(o, keys[i], &v) && !json_object_is_type(v, json_type_null))
+			json_object_object_add(out, keys[i], json_object_get(v));
+	return out;
+}
+
+/* The operator's CRD has no defaultErrnoRet, and its errnoRet is a string
+ * in some releases and a number in others: only EPERM, what runc and crun
+ * return for SCMP_ACT_ERRNO without an errno, can be said by leaving it out. */
+static int spo_errno_ok(struct json_object *action, struct json_object *errno_ret,
+			const char *where, struct profile_error *err)
+{
+	struct profile_action a;
+
+	if (profile_action_read(action, errno_ret, &a) == 0 &&
+	    (!profile_action_uses_errno(&a) || a.errno_ret == EPERM))
+		return 0;
+	return profile_error_set(err, where,
+				 "a SeccompProfile can only refuse with EPERM (its schema has no "
+				 "defaultErrnoRet, and errnoRet is a string in some operator "
+				 "releases and a number in others): merge into a base that refuses "
+				 "with EPERM, such as containerd's default, or use --format oci for "
+				 "a file on the node (type Localhost)");
+}
+
+struct json_object *profile_seccompprofile(struct json_object *oci, const char *name,
+					   const char *description, struct profile_error *err)
+{
+	static const char *const spec_keys[] = { "defaultAction", "architectures", "flags" };
+	static const char *const rule_keys[] = { "names", "action" };
+	static const char *const arg_keys[] = { "index", "value", "valueTwo", "op" };
+	struct json_object *rules = NULL;
+	char where[128];
+
+	if (spo_errno_ok(json_object_object_get(oci, "defaultAction"),
+			 json_object_object_get(oci, "defaultErrnoRet"), "defaultErrnoRet of the profile",
+			 err) < 0)
+		return NULL;
+	if (json_object_object_get_ex(oci, "syscalls", &rules) &&
+	    json_object_is_type(rules, json_type_array)) {
+		for (size_t i = 0; i < json_object_array_length(rules); i++) {
+			struct json_object *r = json_object_array_get_idx(rules, i);
+			struct json_object *names = json_object_object_get(r, "names");
+			if (!json_object_is_type(names, json_type_array) ||
+			    !json_object_array_length(names)) {
+				snprintf(where, sizeof(where), "syscalls[%zu] of the profile", i);
+				profile_error_set(err, where,
+						  "a SeccompProfile rule needs 'names' (a single "
+						  "'name' is the Docker profile format, which the "
+						  "runtime-spec format ignores): name the calls in "
+						  "'names' in the base");
+				return NULL;
+			}
+			snprintf(where, sizeof(where), "syscalls[%zu].errnoRet (%s) of the profile", i,
+				 json_object_get_string(json_object_array_get_idx(names, 0)));
+			if (spo_errno_ok(json_object_object_get(r, "action"),
+					 json_object_object_get(r, "errnoRet"), where, err) < 0)
+				return NULL;
+		}
+	}
+	struct json_object *spec = only(oci, spec_keys, 3), *out_rules = json_object_new_array();
+	for (size_t i = 0; json_object_is_type(rules, json_type_array) &&
+			   i < json_object_array_length(rules);
+	     i++) {
+		struct json_object *r = json_object_array_get_idx(rules, i), *args;
+		struct json_object *nr = only(r, rule_keys, 2);
+		if (json_object_object_get_ex(r, "args", &args) &&
+		    json_object_is_type(args, json_type_array) && json_object_array_length(args)) {
+			struct json_object *na = json_object_new_array();
+			for (size_t k = 0; k < json_object_array_length(args); k++)
+				json_object_array_add(
+					na, only(json_object_array_get_idx(args, k), arg_keys, 4));
+			json_object_object_add(nr, "args", na);
+		}
+		json_object_array_add(out_rules, nr);
+	}
+	json_object_object_add(spec, "syscalls", out_rules);
+
+	struct json_object *o = json_object_new_object(), *meta = json_object_new_object(),
+			   *ann = json_object_new_object();
+	json_object_object_add(o, "apiVersion",
+			       json_object_new_string("security-profiles-operator.x-k8s.io/v1beta1"));
+	json_object_object_add(o, "kind", json_object_new_string("SeccompProfile"));
+	json_object_object_add(meta, "name", json_object_new_string(name));
+	json_object_object_add(ann, "description", json_object_new_string(description));
+	json_object_object_add(meta, "annotations", ann);
+	json_object_object_add(o, "metadata", meta);
+	json_object_object_add(o, "spec", spec);
 	return o;
 }
 

@@ -27,6 +27,20 @@ int profile_merge(struct json_object *base, const struct policy *p, enum profile
  * NULL when memory ran out. */
 struct json_object *profile_standalone(const struct policy *p, enum profile_format fmt);
 
+/* The Kubernetes Security Profiles Operator's SeccompProfile object
+ * (security-profiles-operator.x-k8s.io/v1beta1) holding a runtime-spec
+ * profile: self-contained (no baseProfileName), with the fields its CRD
+ * defines only.  NULL with *err filled when the profile cannot be said
+ * that way (an errno other than EPERM). */
+struct json_object *profile_seccompprofile(struct json_object *oci, const char *name,
+					   const char *description, struct profile_error *err);
+/* Whether name is a valid object name (a DNS subdomain, RFC 1123). */
+bool profile_object_name_ok(const char *name);
+/* Where the operator writes it, relative to the kubelet's seccomp
+ * directory (/var/lib/kubelet/seccomp): "operator/NAME.json", or
+ * "operator/NAMESPACE/NAME.json" in releases with namespaced profiles. */
+#define PROFILE_SPO_DIR "operator"
+
 /* The profile as text (tab-indented, final newline); caller frees. */
 char *profile_serialize(struct json_object *profile);
 

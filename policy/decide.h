@@ -21,7 +21,8 @@ enum policy_privilege {
 	 * user namespace, at the time of the call: capable() in the series. */
 	POLICY_PRIV_CAP_SYS_PTRACE = 0,
 	/* Nobody: every caller is unprivileged (seccomp filter mode, which
-	 * cannot see capabilities at call time). */
+	 * cannot see capabilities at call time; or the knob
+	 * ignore_cap_sys_ptrace=1, so that deny means deny for everyone). */
 	POLICY_PRIV_NOBODY = 1,
 };
 
@@ -38,6 +39,7 @@ struct policy {
 	 * as upstream Linux does.  An __s32 like the two knobs above, so that
 	 * one table (policy.h) reaches all three alike. */
 	__s32 cover_device;
+	/* Also the knob ignore_cap_sys_ptrace (policy.h): 0 or 1. */
 	enum policy_privilege privilege;
 };
 

@@ -43,8 +43,8 @@ static inline const struct enforcer_info *enforcer_info(enum enforcer e)
 	return (unsigned)e < ENFORCER_N ? &info[e] : 0;
 }
 
-/* errno = BASE + (enforcer << 3 | cover_device << 2 | user_mode_only << 1 | unprivileged):
- * knob i of policy_knobs[] is bit i. */
+/* errno = BASE + (enforcer << POLICY_N_KNOBS | knobs): knob i of
+ * policy_knobs[] is bit i. */
 static inline int marker_errno(enum enforcer e, const struct policy *p)
 {
 	int v = (int)e << POLICY_N_KNOBS;
@@ -54,9 +54,9 @@ static inline int marker_errno(enum enforcer e, const struct policy *p)
 	return UFFDGUARD_MARKER_ERRNO_BASE + v;
 }
 
-/* Decodes an errno from the marker call (the policy with the privilege
- * test of that enforcer); false if it is not ours, or from an enforcer
- * this build does not know. */
+/* Decodes an errno from the marker call (the policy, with no privilege
+ * test where the enforcer cannot make one); false if it is not ours, or
+ * from an enforcer this build does not know. */
 static inline bool marker_decode(int err, enum enforcer *e, struct policy *p)
 {
 	int v = err - UFFDGUARD_MARKER_ERRNO_BASE;
@@ -68,7 +68,8 @@ static inline bool marker_decode(int err, enum enforcer *e, struct policy *p)
 	for (int i = 0; i < POLICY_N_KNOBS; i++)
 		policy_knob_put(p, &policy_knobs[i], v >> i & 1);
 	*e = (enum enforcer)(v >> POLICY_N_KNOBS);
-	p->privilege = enforcer_info(*e)->privilege;
+	if (enforcer_info(*e)->privilege == POLICY_PRIV_NOBODY)
+		p->privilege = POLICY_PRIV_NOBODY;
 	return true;
 }
 

@@ -11,7 +11,12 @@ const struct policy_knob policy_knobs[POLICY_N_KNOBS] = {
 	{ "unprivileged_userfaultfd_user_mode_only",
 	  offsetof(struct policy, unprivileged_userfaultfd_user_mode_only), true },
 	{ "cover_device", offsetof(struct policy, cover_device), false },
+	{ "ignore_cap_sys_ptrace", offsetof(struct policy, privilege), false },
 };
+/* The privilege test is a knob like the others: its field holds 0 or 1. */
+_Static_assert(sizeof(enum policy_privilege) == sizeof(__s32) && POLICY_PRIV_CAP_SYS_PTRACE == 0 &&
+		       POLICY_PRIV_NOBODY == 1,
+	       "ignore_cap_sys_ptrace is the privilege field read as 0 or 1");
 
 const struct policy_preset policy_presets[POLICY_N_PRESETS] = {
 	{ "allow", "1", 1, 0 },
@@ -122,11 +127,9 @@ int policy_format(const struct policy *p, char *buf, size_t size)
 
 	for (size_t i = 0; i < POLICY_N_KNOBS; i++)
 		used += (size_t)snprintf(buf + (used < size ? used : size), used < size ? size - used : 0,
-					 "%s=%d ", policy_knobs[i].name,
+					 "%s%s=%d", i ? " " : "", policy_knobs[i].name,
 					 policy_knob_get(p, &policy_knobs[i]) ? 1 : 0);
-	return (int)used + snprintf(buf + (used < size ? used : size), used < size ? size - used : 0,
-				    "privileged=%s",
-				    p->privilege == POLICY_PRIV_NOBODY ? "nobody" : "cap_sys_ptrace");
+	return (int)used;
 }
 
 const char *verdict_name(enum verdict v)

@@ -21,7 +21,9 @@
 			  .cover_device = 1,                                      \
 			  .privilege = POLICY_PRIV_CAP_SYS_PTRACE })
 
-/* The knobs, each 0 or 1.  This table is the only place their names are
+/* The knobs, each 0 or 1: the series' two, cover_device, and
+ * ignore_cap_sys_ptrace (the privilege field: 1 = POLICY_PRIV_NOBODY, so
+ * that deny means deny for every caller).  This table is the only place their names are
  * spelled: --set, the supervisor's control files, the formatted policy
  * and `uffdguard status` all go through it.  Knob i is bit i of the
  * marker errno (marker.h), so the order is part of that protocol. */
@@ -30,7 +32,7 @@ struct policy_knob {
 	size_t offset;    /* of its __s32 field in struct policy */
 	bool from_series; /* one of the series' sysctls; else our extension */
 };
-#define POLICY_N_KNOBS 3
+#define POLICY_N_KNOBS 4
 extern const struct policy_knob policy_knobs[POLICY_N_KNOBS];
 
 int policy_knob_get(const struct policy *p, const struct policy_knob *k);

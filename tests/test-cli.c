@@ -59,7 +59,7 @@ TEST(subcommand_unknown_option_is_a_usage_error)
  * "uffdguard VERB: " before every message, and its exit codes in --help. */
 TEST(policy_given_twice_is_a_usage_error_in_every_verb)
 {
-	static const char *const verbs[][3] = { { "run", "--", "true" }, { "profile", NULL, NULL } };
+	static const char *const verbs[][3] = { { "run", "--", "true" }, { "profile", "--allow-by-default", NULL } };
 
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		struct cli_result *o = RUN(verbs[i][0], "--policy", "deny", "-p", "allow", verbs[i][1],

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "profile-view.h"
 #include "profile.h"
 #include "cli-run.h"
 #include "bpf.h"
@@ -46,7 +47,7 @@ struct view {
 	uint32_t arches[8];
 	int narches;
 	/* rules for userfaultfd [0] and ioctl [1] */
-	struct rule_view rules[2][64];
+	struct rule_view rules[2][256];
 	int nrules[2];
 };
 
@@ -60,6 +61,10 @@ static uint32_t action_value(const char *name, struct json_object *errno_ret)
 		return SECCOMP_RET_LOG;
 	if (!strcmp(name, "SCMP_ACT_ERRNO"))
 		return SECCOMP_RET_ERRNO | (e & 0xffff);
+	if (!strcmp(name, "SCMP_ACT_TRACE"))
+		return SECCOMP_RET_TRACE | (e & 0xffff);
+	if (!strcmp(name, "SCMP_ACT_NOTIFY"))
+		return SECCOMP_RET_USER_NOTIF;
 	FAIL("unexpected action %s in a test profile", name);
 }
 
@@ -137,7 +142,7 @@ static void view_of(struct json_object *prof, bool ptrace, struct view *v)
 		for (int t = 0; t < 2; t++) {
 			if (!has_str(get(r, "names"), t ? "ioctl" : "userfaultfd"))
 				continue;
-			ASSERT_LT(v->nrules[t], 64);
+			ASSERT_LT(v->nrules[t], 256);
 			struct rule_view *rv = &v->rules[t][v->nrules[t]++];
 			rv->action = action_value(json_object_get_string(get(r, "action")),
 						  get(r, "errnoRet"));
@@ -212,15 +217,21 @@ static const struct abi abis[] = {
 	{ "x32", AUDIT_ARCH_X86_64, SCMP_ARCH_X32, 323 | X32_BIT, 514 | X32_BIT, true },
 };
 
+/* What the base lets the two calls through with: userfaultfd where the
+ * policy permits it, ioctl for every command it does not refuse. */
+struct bases {
+	uint32_t uffd, ioctl;
+};
+
 static uint32_t expected(const struct policy *p, bool privileged, bool ioctl, uint64_t cmd,
-			 uint64_t flags, uint32_t ioctl_base)
+			 uint64_t flags, struct bases base)
 {
 	if (ioctl && (uint32_t)cmd != IOC_NEW)
-		return ioctl_base;
+		return base.ioctl;
 	struct call c = { .path = ioctl ? CALL_DEVICE_IOCTL : CALL_SYSCALL, .flags = flags };
 	if (policy_decide(p, privileged, &c) == VERDICT_EPERM)
 		return RET_EPERM;
-	return ioctl ? ioctl_base : SECCOMP_RET_ALLOW;
+	return ioctl ? base.ioctl : base.uffd;
 }
 
 static bool rule_matches(const struct rule_view *r, const __u64 *args)
@@ -232,8 +243,8 @@ static bool rule_matches(const struct rule_view *r, const __u64 *args)
 }
 
 /* Check every input on every ABI; returns the number of inputs checked. */
-static int check_meaning(struct json_object *prof, const struct policy *p, bool ptrace,
-			 bool privileged, uint32_t ioctl_base)
+static int check_meaning_bases(struct json_object *prof, const struct policy *p, bool ptrace,
+			       bool privileged, struct bases base)
 {
 	struct view v;
 	static struct bpf_prog fwd, rev;
@@ -265,7 +276,7 @@ static int check_meaning(struct json_object *prof, const struct policy *p, bool 
 					} else {
 						d.args[0] = flags;
 					}
-					uint32_t want = expected(p, privileged, t, cmd, flags, ioctl_base);
+					uint32_t want = expected(p, privileged, t, cmd, flags, base);
 					uint32_t got = bpf_run(&fwd, &d), got_rev = bpf_run(&rev, &d);
 					if (got != want || got_rev != want)
 						FAIL("%s %s cmd=0x%llx flags=0x%llx: got 0x%x "
@@ -295,6 +306,14 @@ static int check_meaning(struct json_object *prof, const struct policy *p, bool 
 		}
 	}
 	return checked;
+}
+
+/* The same for a base that lets userfaultfd through with SCMP_ACT_ALLOW. */
+static int check_meaning(struct json_object *prof, const struct policy *p, bool ptrace,
+			 bool privileged, uint32_t ioctl_base)
+{
+	return check_meaning_bases(prof, p, ptrace, privileged,
+				   (struct bases){ SECCOMP_RET_ALLOW, ioctl_base });
 }
 
 static struct policy preset(const char *name)
@@ -349,12 +368,12 @@ TEST(standalone_fragments_mean_the_policy)
 
 TEST(knobs_compile_like_presets)
 {
-	/* Every knob combination, device covered or not. */
-	for (int bits = 0; bits < 8; bits++) {
+	/* Every knob combination: device covered or not, CAP_SYS_PTRACE
+	 * exempt or not. */
+	for (int bits = 0; bits < 1 << POLICY_N_KNOBS; bits++) {
 		struct policy p = POLICY_DEFAULT;
-		p.unprivileged_userfaultfd = bits & 1;
-		p.unprivileged_userfaultfd_user_mode_only = bits >> 1 & 1;
-		p.cover_device = bits >> 2 & 1;
+		for (int k = 0; k < POLICY_N_KNOBS; k++)
+			policy_knob_put(&p, &policy_knobs[k], bits >> k & 1);
 		struct json_object *prof = profile_standalone(&p, PROFILE_FORMAT_DOCKER);
 		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
 		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
@@ -532,6 +551,46 @@ TEST(merge_keeps_the_policy_where_a_conditional_ioctl_rule_does_not_apply)
 	json_object_put(prof);
 }
 
+/* A tracer (SCMP_ACT_TRACE) or a supervisor (SCMP_ACT_NOTIFY) may let a
+ * call through: a base that gives them ioctl still gets the refusal of
+ * USERFAULTFD_IOC_NEW without the flag, and the calls the policy permits
+ * stay with them rather than being allowed outright. */
+TEST(trace_and_notify_in_a_base_count_as_permitting)
+{
+	static const struct {
+		const char *text;
+		struct bases base;
+	} cases[] = {
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+		  " \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+		  "{\"names\": [\"read\", \"ioctl\"], \"action\": \"SCMP_ACT_TRACE\"},"
+		  "{\"names\": [\"userfaultfd\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}",
+		  { SECCOMP_RET_USER_NOTIF, SECCOMP_RET_TRACE | 1 } },
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"architectures\": [\"SCMP_ARCH_X86_64\","
+		  " \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+		  "{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_NOTIFY\"}]}",
+		  { SECCOMP_RET_ALLOW, SECCOMP_RET_USER_NOTIF } },
+		{ "{\"defaultAction\": \"SCMP_ACT_TRACE\", \"defaultErrnoRet\": 7, \"architectures\":"
+		  " [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\", \"SCMP_ARCH_X32\"], \"syscalls\": ["
+		  "{\"names\": [\"kexec_load\"], \"action\": \"SCMP_ACT_ERRNO\"}]}",
+		  { SECCOMP_RET_TRACE | 7, SECCOMP_RET_TRACE | 7 } },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		for (size_t i = 0; i < 3; i++) {
+			for (int fmt = 0; fmt < 2; fmt++) {
+				struct policy p = preset(presets[i]);
+				struct json_object *prof = merge_ok(cases[k].text, strlen(cases[k].text),
+								    &p, (enum profile_format)fmt);
+				bool docker = fmt == PROFILE_FORMAT_DOCKER;
+				check_meaning_bases(prof, &p, false, false, cases[k].base);
+				check_meaning_bases(prof, &p, true, docker, cases[k].base);
+				json_object_put(prof);
+			}
+		}
+	}
+}
+
 /* JSON nulls where a base may leave a field out mean "absent". */
 TEST(merge_reads_null_fields_as_absent)
 {
@@ -581,6 +640,34 @@ TEST(merge_into_podmans_default_profile)
 	}
 }
 
+/* ignore_cap_sys_ptrace=1: deny means deny for every container, also one
+ * started with CAP_SYS_PTRACE, which Podman's base refuses userfaultfd too. */
+TEST(deny_without_the_privileged_exemption_refuses_every_container)
+{
+	static const char path[] = "/usr/share/containers/seccomp.json";
+	static char text[1 << 20];
+	char err[256];
+	struct policy p;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		FAIL("%s: %s (Debian package golang-github-containers-common, in "
+		     "scripts/packages-test.txt)", path, strerror(errno));
+	size_t len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	const char *sets[] = { "ignore_cap_sys_ptrace=1" };
+	ASSERT_OK(policy_build("deny", sets, 1, &p, err, sizeof(err)));
+	struct json_object *prof = merge_ok(text, len, &p, PROFILE_FORMAT_DOCKER);
+	check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+	struct view v;
+	view_of(prof, true, &v);
+	static struct bpf_prog fwd;
+	compile(&v, false, &fwd);
+	struct seccomp_data d = { .nr = 323, .arch = AUDIT_ARCH_X86_64, .args = { 1 } };
+	ASSERT_EQ(bpf_run(&fwd, &d), RET_EPERM);
+	json_object_put(prof);
+}
+
 TEST(unmodified_allow_list_base_refuses_by_name_only)
 {
 	/* The contrast: the base alone is not what any policy means (ioctl
@@ -593,10 +680,119 @@ TEST(unmodified_allow_list_base_refuses_by_name_only)
 	compile(&v, false, &fwd);
 	struct seccomp_data d = { .nr = 16, .arch = AUDIT_ARCH_X86_64, .args = { 3, IOC_NEW, 0 } };
 	ASSERT_EQ(bpf_run(&fwd, &d), SECCOMP_RET_ALLOW);
-	ASSERT_EQ(expected(&p, false, true, IOC_NEW, 0, SECCOMP_RET_ALLOW), RET_EPERM);
+	ASSERT_EQ(expected(&p, false, true, IOC_NEW, 0,
+			   (struct bases){ SECCOMP_RET_ALLOW, SECCOMP_RET_ALLOW }),
+		  RET_EPERM);
 	d = (struct seccomp_data){ .nr = 323, .arch = AUDIT_ARCH_X86_64, .args = { 1 } };
 	ASSERT_EQ(bpf_run(&fwd, &d), RET_EPERM);
 	json_object_put(prof);
+}
+
+/* ---- Size ------------------------------------------------------------ */
+
+/* An allow-list base of n rules that permit ioctl, in `groups` kinds
+ * (different includes), and a userfaultfd refusal. */
+static char *many_ioctl_rules(size_t n, size_t groups)
+{
+	size_t cap = 200 + n * 160, used;
+	char *t = malloc(cap);
+	ASSERT_TRUE(t != NULL);
+	used = (size_t)snprintf(t, cap, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\":"
+				" 38, \"architectures\": [\"SCMP_ARCH_X86_64\", \"SCMP_ARCH_X86\","
+				" \"SCMP_ARCH_X32\"], \"syscalls\": [{\"names\": [\"userfaultfd\"],"
+				" \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 1}");
+	for (size_t i = 0; i < n; i++)
+		used += (size_t)snprintf(t + used, cap - used,
+					 ", {\"names\": [\"ioctl\", \"read\"], \"action\":"
+					 " \"SCMP_ACT_ALLOW\", \"includes\": {\"minKernel\": \"4.%zu\"}}",
+					 i % groups);
+	snprintf(t + used, cap - used, "]}");
+	return t;
+}
+
+/* A base is read up to a bound: a larger file, or an endless one such as
+ * /dev/zero, is refused without being read whole. */
+TEST(a_base_larger_than_the_bound_is_refused)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", big[PATH_MAX];
+	struct cli_result r;
+	struct profile_error e;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(big, sizeof(big), "%s/big.json", dir);
+	/* A valid profile, padded with blanks past the bound. */
+	FILE *f = fopen(big, "we");
+	ASSERT_TRUE(f != NULL);
+	fputs("{\"defaultAction\": \"SCMP_ACT_ALLOW\"", f);
+	for (size_t i = 0; i <= PROFILE_MAX_SIZE / 4096; i++)
+		fprintf(f, "%4096s", "");
+	fputs("}\n", f);
+	ASSERT_EQ(fclose(f), 0);
+	CLI(WHO_ROOT, &r, "profile", "--base", big);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "big.json: (top level): larger than 4 MiB");
+	ASSERT_STREQ(r.out, "");
+
+	CLI(WHO_ROOT, &r, "profile", "--base", "/dev/zero");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "/dev/zero: (top level): larger than 4 MiB");
+
+	static char just[PROFILE_MAX_SIZE + 2];
+	memset(just, ' ', sizeof(just) - 1);
+	just[0] = '{';
+	just[PROFILE_MAX_SIZE] = '}';
+	ASSERT_TRUE(profile_parse(just, PROFILE_MAX_SIZE + 1, &e) == NULL);
+	ASSERT_CONTAINS(e.reason, "larger than");
+	remove_tree(dir);
+}
+
+/* 20 000 rules that permit ioctl alike (as one would get by splitting a
+ * base into a rule per call) make one set of rules for ioctl, not one
+ * each: the profile grows linearly, by a small factor. */
+TEST(many_ioctl_rules_grow_the_profile_linearly)
+{
+	static const size_t n = 20000;
+	char *text = many_ioctl_rules(n, 3);
+	size_t len = strlen(text);
+
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = merge_ok(text, len, &p, PROFILE_FORMAT_DOCKER);
+		char *out = profile_serialize(prof);
+		size_t rules = json_object_array_length(get(prof, "syscalls"));
+		/* Each base rule: itself without ioctl, and its ioctl rule kept
+		 * for other host architectures; then at most 34 rules for each
+		 * kind, and those for userfaultfd. */
+		if (rules > 1 + 2 * n + 3 * 34 + 8)
+			FAIL("%s: %zu rules from %zu", presets[i], rules, n + 1);
+		if (strlen(out) > 4 * len)
+			FAIL("%s: %zu bytes from %zu", presets[i], strlen(out), len);
+		free(out);
+		json_object_put(prof);
+	}
+	free(text);
+
+	/* The meaning, on a base small enough for the checker's view. */
+	text = many_ioctl_rules(40, 2);
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = merge_ok(text, strlen(text), &p, PROFILE_FORMAT_DOCKER);
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		check_meaning(prof, &p, true, true, SECCOMP_RET_ALLOW);
+		json_object_put(prof);
+	}
+	free(text);
+
+	/* Past PROFILE_MAX_IOCTL_GROUPS kinds: refused, with the place. */
+	text = many_ioctl_rules(PROFILE_MAX_IOCTL_GROUPS + 1, PROFILE_MAX_IOCTL_GROUPS + 1);
+	struct policy p = preset("user-mode-only");
+	struct json_object *prof = parse_ok(text);
+	struct profile_error e;
+	ASSERT_EQ(profile_merge(prof, &p, PROFILE_FORMAT_DOCKER, &e), -EINVAL);
+	ASSERT_STREQ(e.where, "syscalls[65]");
+	ASSERT_CONTAINS(e.reason, "more than 64 rules permit ioctl");
+	json_object_put(prof);
+	free(text);
 }
 
 /* ---- Refused bases --------------------------------------------------- */
@@ -648,6 +844,9 @@ static const struct {
 	  0, "syscalls[0].args", "USERFAULTFD_IOC_NEW" },
 	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": {}}", 0, "syscalls",
 	  "not an array" },
+	{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"name\": \"ioctl\","
+	  " \"action\": \"SCMP_ACT_ALLOW\"}]}",
+	  1, "syscalls[0].name", "runtime-spec format has 'names' only" },
 	{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"name\": \"read\","
 	  " \"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\"}]}",
 	  0, "syscalls[0]", "both" },
@@ -695,7 +894,8 @@ TEST(cli_writes_atomically_and_nothing_on_error)
 	write_text(out, "old");
 	struct stat before, after;
 	ASSERT_SYS(stat(out, &before));
-	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "--base", base, "--format", "oci", "-o",
+	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "--base", base, "--format", "oci",
+	    "--allow-by-default", "-o",
 	    out);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_SYS(stat(out, &after));
@@ -751,7 +951,7 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	ASSERT_SYS(mkdir(real, 0755));
 	ASSERT_SYS(symlink(real, via));
 
-	CLI(WHO_ROOT, &r, "profile", "-o", link);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "-o", link);
 	ASSERT_EQ(r.status, 1);
 	snprintf(want, sizeof(want),
 		 "uffdguard profile: %s is a symbolic link (to %s); uffdguard replaces regular files"
@@ -762,26 +962,26 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	read_text(target, text, sizeof(text));
 	ASSERT_STREQ(text, "managed");
 
-	CLI(WHO_ROOT, &r, "profile", "--output", mask);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "--output", mask);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_CONTAINS(r.err, "masked.json is a symbolic link (to /dev/null); ");
 	ASSERT_SYS(lstat(mask, &st));
 	ASSERT_TRUE(S_ISLNK(st.st_mode));
 
-	CLI(WHO_ROOT, &r, "profile", "-o", sub);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "-o", sub);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_CONTAINS(r.err, "sub.json is a directory; uffdguard replaces regular files only");
 	ASSERT_EQ(dir_entries(sub), 0);
 	ASSERT_EQ(dir_entries(dir), 6); /* nothing written, no temporary left */
 
 	/* Through a linked directory: written, twice (the second replaces). */
-	CLI(WHO_ROOT, &r, "profile", "-o", out);
+	CLI(WHO_ROOT, &r, "profile", "--allow-by-default", "-o", out);
 	ASSERT_EQ(r.status, 0);
 	snprintf(buf, sizeof(buf), "%s/uffd.json", real);
 	struct stat before;
 	ASSERT_SYS(lstat(buf, &before));
 	ASSERT_TRUE(S_ISREG(before.st_mode));
-	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "-o", out);
+	CLI(WHO_ROOT, &r, "profile", "--policy", "deny", "--allow-by-default", "-o", out);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_SYS(lstat(buf, &st));
 	ASSERT_TRUE(S_ISREG(st.st_mode));
@@ -792,5 +992,464 @@ TEST(cli_output_refuses_what_is_not_a_regular_file)
 	ASSERT_TRUE(S_ISLNK(st.st_mode));
 	ASSERT_EQ(dir_entries(real), 1);
 
+	remove_tree(dir);
+}
+
+/* ---- How the result differs from the base ------------------------------ */
+
+/* The (kind, call, containers) of every change in a --json report, one
+ * "kind|call|containers" line each, in order. */
+static void report_lines(struct cli_result *r, char *buf, size_t size)
+{
+	json_object *changes = jat(cli_json(r), "changes");
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < json_object_array_length(changes); i++) {
+		json_object *c = json_object_array_get_idx(changes, i);
+		used += (size_t)snprintf(buf + used, size - used, "%s|%s|%s\n", jstr(c, "kind"),
+					 jstr(c, "call"), jstr(c, "containers"));
+		ASSERT_LT(used, size);
+	}
+}
+
+/* Podman's shape refuses userfaultfd to every container: each container
+ * class and call that the result lets through now, or refuses now, is
+ * named, on standard error and in --json, and --dry-run writes nothing. */
+TEST(cli_reports_every_change_from_the_base)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", base[PATH_MAX], out[PATH_MAX];
+	char lines[4096];
+	struct cli_result r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(base, sizeof(base), "%s/base.json", dir);
+	snprintf(out, sizeof(out), "%s/out.json", dir);
+	write_text(base, allow_list_base);
+
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--dry-run");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_STREQ(r.out, "");
+	ASSERT_EQ(dir_entries(dir), 1);
+	ASSERT_CONTAINS(r.err, "as Docker, Podman and CRI-O read it:\n");
+	ASSERT_CONTAINS(r.err, "  loosened, as the policy asks: userfaultfd with UFFD_USER_MODE_ONLY,"
+			       " containers without CAP_SYS_PTRACE: was refused (errno 1) by"
+			       " syscalls[0], now allowed by syscalls[");
+	ASSERT_CONTAINS(r.err, "  tightened: ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY,"
+			       " containers without CAP_SYS_PTRACE: was allowed by syscalls[1],"
+			       " now refused (errno 1) by syscalls[");
+	ASSERT_CONTAINS(r.err, "  loosened, as the policy asks: userfaultfd without"
+			       " UFFD_USER_MODE_ONLY, containers with CAP_SYS_PTRACE: was refused"
+			       " (errno 1) by syscalls[0], now allowed by syscalls[");
+	ASSERT_CONTAINS(r.err, "--set ignore_cap_sys_ptrace=1 holds it to the same rule");
+	ASSERT_CONTAINS(r.err, "uffdguard profile: --dry-run: nothing written\n");
+
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--dry-run", "--json");
+	ASSERT_EQ(r.status, 0);
+	report_lines(&r, lines, sizeof(lines));
+	ASSERT_STREQ(lines,
+		     "loosened|userfaultfd with UFFD_USER_MODE_ONLY|containers without CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|containers without"
+		     " CAP_SYS_PTRACE\n"
+		     "loosened|userfaultfd without UFFD_USER_MODE_ONLY|containers with CAP_SYS_PTRACE\n"
+		     "loosened|userfaultfd with UFFD_USER_MODE_ONLY|containers with CAP_SYS_PTRACE\n");
+	ASSERT_EQ(jbool(r.json, "written"), 0);
+	ASSERT_EQ(jint(r.json, "changes.0.before.errno"), 1);
+	ASSERT_EQ(jbool(r.json, "changes.0.after.permits"), 1);
+	ASSERT_EQ(jbool(r.json, "changes.0.policy_allows"), 1);
+	ASSERT_EQ(jbool(r.json, "changes.1.policy_allows"), 0);
+	ASSERT_EQ(dir_entries(dir), 1);
+
+	/* deny without the privileged exemption: nothing is loosened. */
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--policy", "deny", "--set",
+	    "ignore_cap_sys_ptrace=1", "--json", "-o", out);
+	ASSERT_EQ(r.status, 0);
+	report_lines(&r, lines, sizeof(lines));
+	ASSERT_STREQ(lines,
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|containers without"
+		     " CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW with UFFD_USER_MODE_ONLY|containers without"
+		     " CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|containers with"
+		     " CAP_SYS_PTRACE\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW with UFFD_USER_MODE_ONLY|containers with"
+		     " CAP_SYS_PTRACE\n");
+	ASSERT_EQ(jbool(r.json, "written"), 1);
+	ASSERT_STREQ(jstr(r.json, "output"), out);
+	ASSERT_EQ(dir_entries(dir), 2);
+
+	/* The runtime-spec format has no capability conditions. */
+	write_text(base, deny_list_base);
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--format", "oci", "--allow-by-default",
+	    "--dry-run", "--json");
+	ASSERT_EQ(r.status, 0);
+	report_lines(&r, lines, sizeof(lines));
+	ASSERT_STREQ(lines,
+		     "loosened|userfaultfd with UFFD_USER_MODE_ONLY|every container\n"
+		     "tightened|ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY|every container\n");
+
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--dry-run", "-o", out);
+	ASSERT_EQ(r.status, 2);
+	CLI(WHO_ROOT, &r, "profile", "--base", base, "--json");
+	ASSERT_EQ(r.status, 2);
+	remove_tree(dir);
+}
+
+/* The last guard before writing: a result that lets through what its
+ * base refused, without the policy allowing it, or that touches other
+ * ioctl commands, is refused with the call and the containers. */
+TEST(a_result_that_loosens_what_the_policy_does_not_ask_is_refused)
+{
+	static const struct {
+		const char *before, *after, *policy, *where;
+		enum profile_format fmt;
+	} cases[] = {
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\"}", "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "user-mode-only", "userfaultfd without UFFD_USER_MODE_ONLY, every container",
+		  PROFILE_FORMAT_OCI },
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\"}", "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "deny", "userfaultfd without UFFD_USER_MODE_ONLY, containers without CAP_SYS_PTRACE",
+		  PROFILE_FORMAT_DOCKER },
+		/* allowed, but by another action than the base's tracer */
+		{ "{\"defaultAction\": \"SCMP_ACT_TRACE\"}", "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "allow", "userfaultfd without UFFD_USER_MODE_ONLY, every container",
+		  PROFILE_FORMAT_OCI },
+		{ "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}",
+		  "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [{\"names\": [\"ioctl\"],"
+		  " \"action\": \"SCMP_ACT_ERRNO\"}]}",
+		  "deny", "other ioctl commands, every container",
+		  PROFILE_FORMAT_OCI },
+		/* deny with the exemption switched off grants nothing */
+		{ "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\": [\"userfaultfd\"],"
+		  " \"action\": \"SCMP_ACT_ERRNO\"}]}",
+		  "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\": [\"userfaultfd\"],"
+		  " \"action\": \"SCMP_ACT_ALLOW\", \"includes\": {\"caps\": [\"CAP_SYS_PTRACE\"]}}]}",
+		  "deny-nobody", "userfaultfd without UFFD_USER_MODE_ONLY, containers with CAP_SYS_PTRACE",
+		  PROFILE_FORMAT_DOCKER },
+	};
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct json_object *b = parse_ok(cases[i].before), *a = parse_ok(cases[i].after);
+		struct profile_report rep;
+		struct profile_error e = { "", "" };
+		struct policy p;
+		const char *nobody[] = { "ignore_cap_sys_ptrace=1" };
+		bool nb = !strcmp(cases[i].policy, "deny-nobody");
+		ASSERT_OK(policy_build(nb ? "deny" : cases[i].policy, nobody, nb ? 1 : 0, &p, err,
+				       sizeof(err)));
+		int ret = profile_compare(b, a, cases[i].fmt, &p, &rep, &e);
+		if (ret != -EINVAL || strcmp(e.where, cases[i].where))
+			FAIL("case %zu: got %d '%s: %s', want '%s'", i, ret, e.where, e.reason,
+			     cases[i].where);
+		ASSERT_CONTAINS(e.reason, "which the policy does not ask for; nothing is written");
+		ASSERT_GT(rep.n, 0);
+		json_object_put(b);
+		json_object_put(a);
+	}
+
+	/* A base that is itself unclear: said so, not blamed on the result. */
+	struct json_object *amb = parse_ok("{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\":"
+					   " [{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_TRACE\"},"
+					   " {\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\"}]}");
+	struct policy pd = preset("deny");
+	struct profile_report rp;
+	struct profile_error ep;
+	ASSERT_EQ(profile_compare(amb, amb, PROFILE_FORMAT_OCI, &pd, &rp, &ep), -EINVAL);
+	ASSERT_STREQ(ep.where, "ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY, every container");
+	ASSERT_CONTAINS(ep.reason, "in the base, syscalls[0] and syscalls[1] both match");
+	json_object_put(amb);
+
+	/* And what it does ask for passes. */
+	struct json_object *b = parse_ok("{\"defaultAction\": \"SCMP_ACT_ERRNO\"}");
+	struct json_object *a = parse_ok("{\"defaultAction\": \"SCMP_ACT_ALLOW\"}");
+	struct policy p = preset("allow");
+	struct profile_report rep;
+	struct profile_error e;
+	ASSERT_EQ(profile_compare(b, a, PROFILE_FORMAT_OCI, &p, &rep, &e), -EINVAL);
+	ASSERT_STREQ(e.where, "other ioctl commands, every container");
+	json_object_put(a);
+	a = parse_ok("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\":"
+		     " [\"userfaultfd\"], \"action\": \"SCMP_ACT_ALLOW\"}]}");
+	ASSERT_EQ(profile_compare(b, a, PROFILE_FORMAT_OCI, &p, &rep, &e), 0);
+	ASSERT_EQ(rep.n, 2);
+	ASSERT_EQ(rep.changes[0].kind, PROFILE_LOOSENED);
+	ASSERT_TRUE(rep.changes[0].asked);
+	json_object_put(a);
+	json_object_put(b);
+}
+
+/* A profile that lets through every call it does not name replaces the
+ * runtime's own default filtering: written only when asked for. */
+TEST(cli_refuses_a_default_allow_profile_unless_asked)
+{
+	struct cli_result r;
+	static const char *const formats[] = { "oci", "docker", "kubernetes" };
+
+	for (size_t i = 0; i < 3; i++) {
+		CLI(WHO_ROOT, &r, "profile", "--format", formats[i]);
+		ASSERT_EQ(r.status, 1);
+		ASSERT_STREQ(r.out, "");
+		ASSERT_CONTAINS(r.err, "the profile would let every call it does not name through"
+				       " (defaultAction SCMP_ACT_ALLOW)");
+		ASSERT_CONTAINS(r.err, "--allow-by-default");
+		CLI(WHO_ROOT, &r, "profile", "--format", formats[i], "--allow-by-default");
+		ASSERT_EQ(r.status, 0);
+		json_object_put(parse_ok(r.out));
+	}
+}
+
+/* ---- Runtime-spec bases and what a runtime makes of a file ---------------- */
+
+/* data/containerd-default.json (the source tree's, through meson). */
+static const char *containerd_default(char *buf, size_t size)
+{
+	const char *dir = getenv("UFFDGUARD_DATA");
+	if (!dir)
+		FAIL("UFFDGUARD_DATA is not set (run through meson test)");
+	snprintf(buf, size, "%s/containerd-default.json", dir);
+	return buf;
+}
+
+/* containerd's default as a base: refused by name and by default before,
+ * the policy after, for every container; the rest of it unchanged. */
+TEST(containerd_default_base_is_merged_in_the_runtime_spec_format)
+{
+	char path[PATH_MAX];
+	static char text[1 << 20];
+
+	read_text(containerd_default(path, sizeof(path)), text, sizeof(text));
+	struct json_object *base = parse_ok(text);
+	struct profile_action def;
+	ASSERT_OK(profile_action_read(get(base, "defaultAction"), get(base, "defaultErrnoRet"),
+				      &def));
+	ASSERT_EQ(def.errno_ret, EPERM);
+	ASSERT_TRUE(!profile_action_permits(&def));
+	json_object_put(base);
+	for (size_t i = 0; i < 3; i++) {
+		struct policy p = preset(presets[i]);
+		struct json_object *prof = merge_ok(text, strlen(text), &p, PROFILE_FORMAT_OCI);
+		check_meaning(prof, &p, false, false, SECCOMP_RET_ALLOW);
+		struct profile_view v;
+		struct profile_error e;
+		profile_view_of(prof, PROFILE_READER_OCI, &v);
+		if (!profile_view_enforces(&v, &p, &e))
+			FAIL("%s: %s: %s", presets[i], e.where, e.reason);
+		json_object_put(prof);
+	}
+}
+
+/* --check: a file as one runtime reads it.  A Docker-format profile
+ * handed to containerd loses its includes, excludes and archMap; an
+ * unmodified default enforces nothing of the policy. */
+TEST(cli_check_says_what_each_runtime_makes_of_a_file)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", docker[PATH_MAX], oci[PATH_MAX],
+	     cd[PATH_MAX];
+	struct cli_result r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(docker, sizeof(docker), "%s/docker.json", dir);
+	snprintf(oci, sizeof(oci), "%s/oci.json", dir);
+	write_text(oci, allow_list_base);
+	CLI(WHO_ROOT, &r, "profile", "--base", oci, "-o", docker);
+	ASSERT_EQ(r.status, 0);
+	CLI(WHO_ROOT, &r, "profile", "--base", containerd_default(cd, sizeof(cd)), "--format",
+	    "oci", "-o", oci);
+	ASSERT_EQ(r.status, 0);
+
+	static const char *const docker_readers[] = { "docker", "podman", "crio" };
+	for (size_t i = 0; i < 3; i++) {
+		CLI(WHO_ROOT, &r, "profile", "--check", docker, "--runtime", docker_readers[i]);
+		ASSERT_EQ(r.status, 0);
+		ASSERT_CONTAINS(r.out, " enforces the policy user-mode-only ");
+		ASSERT_CONTAINS(r.out, "  userfaultfd without UFFD_USER_MODE_ONLY, containers with"
+				       " CAP_SYS_PTRACE: allowed by syscalls[");
+		/* The runtime-spec result has no exemption: in the Docker
+		 * format it is the policy without one. */
+		CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", docker_readers[i]);
+		ASSERT_EQ(r.status, 3);
+		ASSERT_CONTAINS(r.out, "userfaultfd without UFFD_USER_MODE_ONLY, containers with"
+				       " CAP_SYS_PTRACE: refused (errno 1) by default; the policy"
+				       " allows it.\n");
+		CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", docker_readers[i], "--set",
+		    "ignore_cap_sys_ptrace=1");
+		ASSERT_EQ(r.status, 0);
+	}
+
+	CLI(WHO_ROOT, &r, "profile", "--check", docker, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "note: archMap: ignored (Docker profile format)");
+	ASSERT_CONTAINS(r.out, ".includes: ignored (Docker profile format): the rule applies to"
+			       " every container");
+	ASSERT_CONTAINS(r.out, "containerd does not enforce the policy user-mode-only");
+	CLI(WHO_ROOT, &r, "profile", "--check", docker, "--runtime", "containerd", "--json");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_EQ(jbool(cli_json(&r), "enforces_policy"), 0);
+	ASSERT_STREQ(jstr(r.json, "outcomes.0.containers"), "every container");
+
+	CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", "containerd", "--json");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_EQ(jbool(cli_json(&r), "enforces_policy"), 1);
+	ASSERT_STREQ(jstr(r.json, "outcomes.1.call"), "userfaultfd with UFFD_USER_MODE_ONLY");
+	ASSERT_EQ(jbool(r.json, "outcomes.1.permits"), 1);
+	/* ... but not deny, which it was not made for. */
+	CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", "containerd", "--policy", "deny");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "userfaultfd with UFFD_USER_MODE_ONLY, every container: allowed by"
+			       " syscalls[");
+
+	/* The base alone: name-only, and the device's ioctl gets through. */
+	CLI(WHO_ROOT, &r, "profile", "--check", cd, "--runtime", "containerd", "--policy", "deny");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY, every"
+			       " container: allowed by syscalls[");
+
+	/* A profile the runtime would not load at all, though the fields it
+	 * ignores come first and fill the notes. */
+	char text[8192] = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [";
+	for (int i = 0; i < 20; i++)
+		strcat(text, "{\"names\": [\"read\"], \"action\": \"SCMP_ACT_ALLOW\", \"includes\":"
+			     " {\"caps\": [\"CAP_KILL\"]}}, ");
+	strcat(text, "{\"names\": [\"x\"], \"action\": \"SCMP_ACT_SOMETIMES\"}]}");
+	snprintf(cd, sizeof(cd), "%s/refused.json", dir);
+	write_text(cd, text);
+	CLI(WHO_ROOT, &r, "profile", "--check", cd, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "note: and 5 more like these\n");
+	ASSERT_CONTAINS(r.out, "with this file: containerd refuses the profile.\n");
+
+	CLI(WHO_ROOT, &r, "profile", "--check", oci, "--runtime", "lxc");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "valid runtimes are docker, podman, crio and containerd");
+	CLI(WHO_ROOT, &r, "profile", "--check", oci);
+	ASSERT_EQ(r.status, 2);
+	remove_tree(dir);
+}
+
+/* ---- The Security Profiles Operator's object ------------------------------ */
+
+/* Whether o's keys are all in keys (a NULL-terminated list). */
+static void only_keys(json_object *o, const char *const *keys, const char *what)
+{
+	ASSERT_TRUE(json_object_is_type(o, json_type_object));
+	json_object_object_foreach(o, key, val)
+	{
+		(void)val;
+		bool known = false;
+		for (const char *const *k = keys; *k; k++)
+			known |= !strcmp(*k, key);
+		if (!known)
+			FAIL("%s has '%s', which the SeccompProfile CRD does not define", what, key);
+	}
+}
+
+/* --format kubernetes: a SeccompProfile (v1beta1) holding the same
+ * profile as --format oci, self-contained, with only the fields the CRD
+ * defines, and no errno but EPERM (which it says by leaving errnoRet out). */
+TEST(cli_kubernetes_format_is_a_self_contained_seccompprofile)
+{
+	static const char *const top[] = { "apiVersion", "kind", "metadata", "spec", NULL };
+	static const char *const spec_keys[] = { "defaultAction", "architectures", "flags",
+						 "syscalls", NULL };
+	static const char *const rule_keys[] = { "names", "action", "args", NULL };
+	static const char *const arg_keys[] = { "index", "value", "valueTwo", "op", NULL };
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", cd[PATH_MAX], spo[PATH_MAX], oci[PATH_MAX],
+	     enosys[PATH_MAX];
+	static char text[1 << 20];
+	struct cli_result r;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(spo, sizeof(spo), "%s/spo.json", dir);
+	snprintf(oci, sizeof(oci), "%s/oci.json", dir);
+	snprintf(enosys, sizeof(enosys), "%s/enosys.json", dir);
+	containerd_default(cd, sizeof(cd));
+
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "kubernetes", "--name", "uffd",
+	    "-o", spo);
+	ASSERT_EQ(r.status, 0);
+	ASSERT_CONTAINS(r.err, "      type: Localhost\n      localhostProfile: operator/uffd.json\n");
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "oci", "-o", oci);
+	ASSERT_EQ(r.status, 0);
+
+	read_text(spo, text, sizeof(text));
+	struct json_object *o = parse_ok(text);
+	only_keys(o, top, "the object");
+	ASSERT_STREQ(json_object_get_string(get(o, "apiVersion")),
+		     "security-profiles-operator.x-k8s.io/v1beta1");
+	ASSERT_STREQ(json_object_get_string(get(o, "kind")), "SeccompProfile");
+	ASSERT_STREQ(json_object_get_string(get(get(o, "metadata"), "name")), "uffd");
+	struct json_object *spec = get(o, "spec"), *rules = get(spec, "syscalls");
+	only_keys(spec, spec_keys, "spec");
+	for (size_t i = 0; i < json_object_array_length(rules); i++) {
+		struct json_object *rule = json_object_array_get_idx(rules, i), *args;
+		only_keys(rule, rule_keys, "a rule");
+		args = get(rule, "args");
+		for (size_t k = 0; args && k < json_object_array_length(args); k++) {
+			struct json_object *a = json_object_array_get_idx(args, k);
+			only_keys(a, arg_keys, "an argument");
+			ASSERT_TRUE(get(a, "index") && get(a, "op"));
+			ASSERT_GE(json_object_get_int64(get(a, "value")), 0);
+		}
+	}
+
+	/* The same meaning as the runtime-spec profile. */
+	struct profile_view vs, vo;
+	read_text(oci, text, sizeof(text));
+	struct json_object *po = parse_ok(text);
+	profile_view_of(spec, PROFILE_READER_OCI, &vs);
+	profile_view_of(po, PROFILE_READER_OCI, &vo);
+	for (int c = 0; c < PROFILE_N_CALLS; c++)
+		ASSERT_TRUE(profile_outcome_permits(&vs.outcomes[PROFILE_CLASS_EVERY][c]) ==
+			    profile_outcome_permits(&vo.outcomes[PROFILE_CLASS_EVERY][c]));
+	struct policy p = preset("user-mode-only");
+	check_meaning(spec, &p, false, false, SECCOMP_RET_ALLOW);
+	json_object_put(po);
+	json_object_put(o);
+
+	/* What containerd makes of the file the operator writes. */
+	CLI(WHO_ROOT, &r, "profile", "--check", spo, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_CONTAINS(r.out, "from the SeccompProfile's spec");
+
+	/* An errno the object cannot carry: refused, nothing written. */
+	write_text(enosys, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 38,"
+			   " \"syscalls\": [{\"names\": [\"read\", \"ioctl\"], \"action\":"
+			   " \"SCMP_ACT_ALLOW\"}]}");
+	CLI(WHO_ROOT, &r, "profile", "--base", enosys, "--format", "kubernetes");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_STREQ(r.out, "");
+	ASSERT_CONTAINS(r.err, "uffdguard profile: --format kubernetes: defaultErrnoRet of the"
+			       " profile: a SeccompProfile can only refuse with EPERM");
+	write_text(enosys, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\":"
+			   " [\"read\", \"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\"}, {\"names\":"
+			   " [\"kexec_load\"], \"action\": \"SCMP_ACT_ERRNO\", \"errnoRet\": 38}]}");
+	CLI(WHO_ROOT, &r, "profile", "--base", enosys, "--format", "kubernetes");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, ".errnoRet (kexec_load) of the profile: a SeccompProfile can only"
+			       " refuse with EPERM");
+
+	/* A single "name", which runtime-spec readers ignore: no names to give. */
+	write_text(enosys, "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\":"
+			   " [\"read\", \"ioctl\"], \"action\": \"SCMP_ACT_ALLOW\"}, {\"name\":"
+			   " \"kexec_load\", \"action\": \"SCMP_ACT_ALLOW\"}]}");
+	CLI(WHO_ROOT, &r, "profile", "--base", enosys, "--format", "kubernetes");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "enosys.json: syscalls[1].name: a single 'name' is Docker profile"
+			       " format: the runtime-spec format has 'names' only");
+	struct json_object *single = parse_ok("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\":"
+					      " [{\"name\": \"kexec_load\", \"action\":"
+					      " \"SCMP_ACT_ALLOW\"}]}");
+	struct profile_error e;
+	ASSERT_TRUE(profile_seccompprofile(single, "x", "x", &e) == NULL);
+	ASSERT_STREQ(e.where, "syscalls[0] of the profile");
+	ASSERT_CONTAINS(e.reason, "a SeccompProfile rule needs 'names'");
+	json_object_put(single);
+
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "kubernetes", "--name", "Uffd_1");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "'Uffd_1' is not a valid object name");
+	CLI(WHO_ROOT, &r, "profile", "--base", cd, "--format", "oci", "--name", "uffd");
+	ASSERT_EQ(r.status, 2);
 	remove_tree(dir);
 }

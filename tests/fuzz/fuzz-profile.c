@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Fuzzer entry for the profile reader and merger: any input is refused
  * with a place and a reason, or merges into a profile that serialises to
- * JSON that parses again. */
+ * JSON that parses again and that differs from its base only as the
+ * policy asks (profile_compare).  What a runtime makes of a file
+ * (profile-view.h) reads any JSON at all. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "profile-view.h"
 #include "profile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -30,6 +33,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 				return 0;
 			}
+			struct json_object *base = profile_parse((const char *)data, size, &e);
+			if (i == 0) {
+				struct profile_notes notes;
+				struct profile_view v;
+				profile_reader_notes(base, (enum profile_reader)fmt, &notes);
+				profile_view_of(base, (enum profile_reader)fmt, &v);
+				(void)profile_view_enforces(&v, &p, &e);
+			}
 			int r = profile_merge(o, &p, (enum profile_format)fmt, &e);
 			if (r == -EINVAL && (!e.where[0] || !e.reason[0]))
 				abort();
@@ -42,7 +53,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					abort();
 				json_object_put(again);
 				free(text);
+				struct profile_report rep;
+				memset(&e, 0, sizeof(e));
+				if (profile_compare(base, o, (enum profile_format)fmt, &p, &rep, &e) != 0 &&
+				    !strstr(e.reason, "in the base,"))
+					abort();
+				if (fmt == PROFILE_FORMAT_OCI) {
+					struct json_object *spo =
+						profile_seccompprofile(o, "fuzz", "fuzz", &e);
+					if (!spo && (!e.where[0] || !e.reason[0]))
+						abort();
+					json_object_put(spo);
+				}
 			}
+			json_object_put(base);
 			json_object_put(o);
 		}
 	}
