@@ -142,11 +142,7 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		return -ENOMEM;
 	/* Zero-page PTEs; asked once, for the file source too. */
 	e->populate_read = uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ) == 0;
-	size_t words = (e->npages + BITS_PER_WORD - 1) / BITS_PER_WORD;
-	e->zeroed = calloc(words, sizeof(unsigned long));
-	if (!e->zeroed)
-		return -ENOMEM;
-	e->overhead += sizeof(*e) + words * sizeof(unsigned long) + e->zeros_len / 512;
+	e->overhead += sizeof(*e) + e->zeros_len / 512;
 
 	if (o->open_opts)
 		oo = *o->open_opts;
@@ -178,6 +174,16 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		libuffd_unregister(e->uffd, addr, len);
 		return -EOPNOTSUPP;
 	}
+	/* Sized by the region: allocated once the kernel has found the range
+	 * valid, so that a range it refuses (one that wraps around the
+	 * address space, say) is -EINVAL, not -ENOMEM. */
+	size_t words = (e->npages + BITS_PER_WORD - 1) / BITS_PER_WORD;
+	e->zeroed = calloc(words, sizeof(unsigned long));
+	if (!e->zeroed) {
+		libuffd_unregister(e->uffd, addr, len);
+		return -ENOMEM;
+	}
+	e->overhead += words * sizeof(unsigned long);
 	return e->mode->start(e, threads);
 }
 

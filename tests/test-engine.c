@@ -252,6 +252,10 @@ TEST(bad_arguments)
 	ASSERT_ERR(libuffd_engine_create(r, pg + 1, &z, NULL, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create(r, pg, &cb, NULL, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create(r, pg, &z, &o, &e), -EINVAL);
+	/* Ranges no mapping can have: one that wraps around the address
+	 * space, one longer than it. */
+	ASSERT_ERR(libuffd_engine_create(r, (size_t)0 - (uintptr_t)r + 4 * pg, &z, NULL, &e), -EINVAL);
+	ASSERT_ERR(libuffd_engine_create(r, (size_t)1 << 62, &z, NULL, &e), -EINVAL);
 	/* Reserved fields must be zero. */
 	struct libuffd_engine_opts future = { .reserved = { 0, 1 } };
 	ASSERT_ERR(libuffd_engine_create(r, pg, &z, &future, &e), -EINVAL);
