@@ -9,10 +9,12 @@
  *
  *   bench-engine [-s MiB (1024)] [-r rounds (5)] [-t handler-threads (2)]
  *                [-k random-touches (20000)] [-d directory (/var/tmp)]
+ *                [-f only-rows-whose-section-or-name-contains]
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -398,6 +400,15 @@ static void run_in_thread_floor(enum pattern pat, struct result *res)
 
 static int cold; /* the file leaves the page cache before every round */
 
+/* -f WORD: only the rows whose section or name contains WORD. */
+static const char *only, *section = "";
+
+static int selected(const char *name)
+{
+	/* The eager rows are every ratio's reference: always measured. */
+	return !only || strstr(name, only) || strstr(section, only) || !strncmp(name, "eager", 5);
+}
+
 /* Only this bench's own file: the machine may be shared, so no
  * drop_caches.  Clean pages leave at once; the file was synced. */
 static void drop_cache_if_cold(void)
@@ -439,6 +450,12 @@ static struct row measure(const char *name, void (*fn)(enum pattern, struct resu
 
 	if (!s || !p50 || !p99)
 		die("calloc", ENOMEM);
+	if (!selected(name)) {
+		free(s);
+		free(p50);
+		free(p99);
+		return (struct row){ name, NAN, NAN, NAN, pat == RANDOM };
+	}
 	memset(&res, 0, sizeof(res));
 	drop_cache_if_cold();
 	fn(pat, &res); /* one untimed round: caches, page allocator, code */
@@ -487,6 +504,8 @@ static void print_ratio(const struct row *r, const struct row *other)
 static void print_table_row(const struct row *r, const struct row *native,
 			    const struct row *eager, const struct row *mmap_row)
 {
+	if (isnan(r->seconds)) /* left out by -f */
+		return;
 	if (r->has_latency)
 		printf("  %-48s %9.2f %9.2f", r->name, r->p50 * 1e6, r->p99 * 1e6);
 	else
@@ -546,17 +565,18 @@ int main(int argc, char **argv)
 	const char *dir = "/var/tmp";
 	int c;
 
-	while ((c = getopt(argc, argv, "s:r:t:k:d:h")) != -1) {
+	while ((c = getopt(argc, argv, "s:r:t:k:d:f:h")) != -1) {
 		switch (c) {
 		case 's': mib = strtoul(optarg, NULL, 0); break;
 		case 'r': rounds = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 't': threads = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'k': random_touches = strtoul(optarg, NULL, 0); break;
 		case 'd': dir = optarg; break;
+		case 'f': only = optarg; break;
 		default:
 			fprintf(stderr, "usage: %s [-s MiB (1024)] [-r rounds (5)] "
 				"[-t handler-threads (2)] [-k random-touches (20000)] "
-				"[-d directory (/var/tmp)]\n", argv[0]);
+				"[-d directory (/var/tmp)] [-f only-rows-matching]\n", argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}
@@ -651,7 +671,7 @@ int main(int argc, char **argv)
 	static const char *const touch_names[] = { "write", "read" };
 	struct row native[2][4], mm[2][2][4], pop[2];
 	struct row eng[2][2][NSRC][4]; /* [touch][mode][source][pattern] */
-	char name[128];
+	char name[128], sect[128];
 
 	printf("Ratios are the other row's time over this row's (> 1: this row is faster);\n"
 	       "latency rows compare p50 with the other row's p50.  'eager' is the memcpy row\n"
@@ -669,7 +689,10 @@ int main(int argc, char **argv)
 		pop[t] = measure(strdup(name), run_mmap_populate, SEQUENTIAL);
 		print_table_row(&pop[t], NULL, &eager_hot, NULL);
 		for (int pat = 0; pat < 4; pat++) {
-			printf("-- %s touch, %s\n", touch_names[t], pattern_names[pat]);
+			snprintf(sect, sizeof(sect), "-- %s touch, %s", touch_names[t],
+				 pattern_names[pat]);
+			section = sect;
+			printf("%s\n", sect);
 			snprintf(name, sizeof(name), "native first touch");
 			native[t][pat] = measure(strdup(name), run_native, (enum pattern)pat);
 			print_table_row(&native[t][pat], NULL, NULL, NULL);
@@ -702,6 +725,7 @@ int main(int argc, char **argv)
 	}
 	touch_reads = 0;
 	engine_source = LIBUFFD_ENGINE_SOURCE_MEMORY;
+	section = "";
 
 	/* The naive handler and the floors, write touches, memory source. */
 	struct row a = native[0][SEQUENTIAL], b = eager_copy;

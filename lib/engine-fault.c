@@ -129,6 +129,32 @@ static void span_release(struct libuffd_engine *e, struct span *sp)
 	sp->slot = -1;
 }
 
+/* Map the file's pages behind [off, off + len) of the FILE source's
+ * mapping, a whole chunk at a time and each chunk once (best effort:
+ * UFFDIO_COPY also reads an unmapped source, only slower).  Racing
+ * threads may both populate a chunk: harmless. */
+static void populate_file(struct libuffd_engine *e, size_t off, size_t len)
+{
+	size_t c = off >> ENGINE_POPULATE_SHIFT, last = (off + len - 1) >> ENGINE_POPULATE_SHIFT;
+
+	while (c <= last) {
+		if (LOAD(&e->populated[c / BITS_PER_WORD]) >> (c % BITS_PER_WORD) & 1) {
+			c++;
+			continue;
+		}
+		size_t end = c + 1;
+		while (end <= last && !(LOAD(&e->populated[end / BITS_PER_WORD]) >> (end % BITS_PER_WORD) & 1))
+			end++;
+		size_t from = c << ENGINE_POPULATE_SHIFT;
+		size_t to = min_sz(end << ENGINE_POPULATE_SHIFT, e->body_len);
+		if (uffd_sys_madvise((void *)(e->body + from), to - from, MADV_POPULATE_READ) == 0)
+			for (size_t i = c; i < end; i++)
+				__atomic_fetch_or(&e->populated[i / BITS_PER_WORD],
+						  1ul << (i % BITS_PER_WORD), __ATOMIC_RELAXED);
+		c = end;
+	}
+}
+
 /* The source bytes at region offset off, up to len (page multiples). */
 static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct span *sp)
 {
@@ -143,10 +169,8 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 		if (off < e->body_len) {
 			sp->from = e->body + off;
 			sp->len = min_sz(len, e->body_len - off);
-			/* Map the page cache pages in one call: UFFDIO_COPY
-			 * otherwise takes its slow path for each of them. */
 			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && e->populate_read)
-				uffd_sys_madvise((void *)sp->from, sp->len, MADV_POPULATE_READ);
+				populate_file(e, off, sp->len);
 		} else if (e->tail && off == e->body_len) {
 			sp->from = e->tail;
 			sp->len = e->page;

@@ -19,6 +19,12 @@
 
 #include <limits.h>
 
+/* The FILE source maps its file's pages into its own mapping in chunks
+ * of this many bytes (log2), once each: UFFDIO_COPY from an unmapped
+ * source takes a slow path per page, and populating costs a system call
+ * whatever its size up to about this much. */
+#define ENGINE_POPULATE_SHIFT 18
+
 #define ENGINE_STREAMS 8
 #define ENGINE_AHEAD 16
 
@@ -48,6 +54,7 @@ struct libuffd_engine {
 	char *tail;         /* MEMORY: the partial last page, zero padded */
 	void *file_map;
 	size_t file_map_len;
+	unsigned long *populated; /* FILE: chunks of file_map already mapped */
 	char *zeros;        /* read-only zeros, the copy source of zero runs */
 	size_t zeros_len;
 

@@ -69,6 +69,12 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 			return r;
 		e->body = e->file_map;
 		e->body_len = e->file_map_len;
+		size_t chunks = (e->file_map_len >> ENGINE_POPULATE_SHIFT) + 1;
+		size_t words = (chunks + BITS_PER_WORD - 1) / BITS_PER_WORD;
+		e->populated = calloc(words, sizeof(unsigned long));
+		if (!e->populated)
+			return -ENOMEM;
+		e->overhead += words * sizeof(unsigned long);
 		return 0;
 	}
 	case LIBUFFD_ENGINE_SOURCE_CALLBACK:
@@ -101,6 +107,7 @@ static void free_engine(struct libuffd_engine *e)
 		uffd_sys_munmap(e->zeros, e->zeros_len);
 	free(e->tail);
 	free(e->zeroed);
+	free(e->populated);
 	free(e->threads);
 	free(e);
 }

@@ -149,6 +149,33 @@ BOTH_MODES(file_source_through_page_cache_tail_is_zero)
 	close(fd);
 }
 
+/* The file source maps its file in chunks (ENGINE_POPULATE_SHIFT): faults
+ * in scattered order over several chunks, from an offset into the file,
+ * to a tail that ends inside a page, read every byte right. */
+BOTH_MODES(file_source_across_populate_chunks)
+{
+	size_t pg = page_size(), n = (4u << 20) / pg; /* 16 chunks of 256 KiB */
+	size_t skip = 3, flen = (n - 5) * pg + 17;   /* from page 3; ends in page n-5 */
+	char *src = make_source(n + skip, 12);
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	unlink(path);
+	ASSERT_EQ(write(fd, src, skip * pg + flen), (ssize_t)(skip * pg + flen));
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd,
+					   .offset = skip * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 2);
+	/* A stride of 67 pages (prime to n): every page once, never "the next". */
+	for (size_t k = 0, i = 0; k < n; k++, i = (i + 67) % n)
+		ASSERT_EQ(*(volatile char *)(r + i * pg + pg - 1), i * pg + pg - 1 < flen ?
+			  src[skip * pg + i * pg + pg - 1] : 0);
+	ASSERT_EQ(memcmp(r, src + skip * pg, flen), 0);
+	for (size_t i = flen; i < n * pg; i++)
+		ASSERT_EQ(r[i], 0);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
 BOTH_MODES(memory_source_partial_last_page)
 {
 	size_t n = 8, pg = page_size();
