@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "engine-util.h"
 #include "harness.h"
@@ -216,6 +217,68 @@ BOTH_MODES(callback_source)
 	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 2);
 	ASSERT_EQ(first_bad_page(r, 0, n, 6), -1);
 	ASSERT_EQ(stats_when(e, n).pages, n);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* A callback source that copies from memory, after waiting 1 ms while
+ * slow is set (as a cold disk would). */
+struct slow_ctx {
+	const char *src;
+	int slow; /* __atomic */
+};
+
+static int fill_maybe_slow(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	struct slow_ctx *c = ctx;
+	if (__atomic_load_n(&c->slow, __ATOMIC_ACQUIRE)) {
+		struct timespec ms = { 0, 1000000 };
+		while (nanosleep(&ms, &ms) < 0) /* async-signal-safe */
+			;
+	}
+	memcpy(dst, c->src + offset, len);
+	return 0;
+}
+
+/* Pages of [p, p + n) present now. */
+static size_t present(char *p, size_t n)
+{
+	unsigned char vec[64];
+	size_t k = 0;
+	ASSERT_LE(n, sizeof(vec));
+	ASSERT_SYS(mincore(p, n * page_size(), vec));
+	for (size_t i = 0; i < n; i++)
+		k += vec[i] & 1;
+	return k;
+}
+
+BOTH_MODES(slow_source_faults_around_random_faults)
+{
+	size_t n = 8192, pg = page_size(), around = 32; /* ENGINE_AROUND_ORDER */
+	struct slow_ctx c = { make_source(n, 13), 1 };
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_maybe_slow, .ctx = &c };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	/* The first random fault reads one page, and finds the source slow. */
+	ASSERT_EQ(*(volatile uint64_t *)(r + 100 * pg), pattern(100, 0, 13));
+	ASSERT_EQ(present(r + 100 * pg, 64), 1);
+	/* The next one, far away, reads around: the window from the fault. */
+	ASSERT_EQ(*(volatile uint64_t *)(r + 1000 * pg), pattern(1000, 0, 13));
+	ASSERT_EQ(present(r + 1000 * pg, 64), around);
+	ASSERT_EQ(first_bad_page(r + 1000 * pg, 1000, around, 13), -1);
+	ASSERT_EQ(present(r + (1000 - 32) * pg, 32), 0); /* nothing before it */
+	/* Fast again: the window shrinks back to a single page (each fast
+	 * read halves it; a read the scheduler delays may count as slow). */
+	__atomic_store_n(&c.slow, 0, __ATOMIC_RELEASE);
+	int single = 0;
+	for (size_t p = 2048; p + 64 <= n && !single; p += 64) {
+		ASSERT_EQ(*(volatile uint64_t *)(r + p * pg + 8), pattern(p, 1, 13));
+		size_t k = present(r + p * pg, 64);
+		ASSERT_GE(k, 1);
+		ASSERT_LE(k, around);
+		single = k == 1;
+	}
+	ASSERT_TRUE(single);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
