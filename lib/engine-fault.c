@@ -90,7 +90,7 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
  * A single page is what a random fault needs when the source costs no
  * more than the copy (memory, the page cache).  A source that waits for
  * I/O costs about as much for 128 KiB as for a page: while its reads are
- * that slow, a fault with no stream resolves ENGINE_AROUND_MAX pages from
+ * that slow, a fault with no stream resolves 1 << ENGINE_AROUND_ORDER pages from
  * the fault on, as the kernel reads around a fault in a cold file; each
  * fast read halves the window again. */
 static void note_source_cost(struct libuffd_engine *e, uint64_t ns)
