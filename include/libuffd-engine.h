@@ -75,7 +75,8 @@ struct libuffd_engine_opts {
 
 /* Serve [addr, addr+len), a private anonymous mapping (page aligned,
  * not yet touched), from src.  opts may be NULL (one handler thread).
- * Errors: -EINVAL (alignment, options), -EOPNOTSUPP (the kernel lacks a
+ * Errors: -EINVAL (alignment, a range that wraps or exceeds the address
+ * space, options), -EOPNOTSUPP (the kernel lacks a
  * feature or ioctl the mode needs: see libuffd-engine(3)), -EBUSY
  * (in-thread: the region overlaps another engine's, or too many engines),
  * the errors of libuffd_open() and libuffd_register(), -ENOMEM. */

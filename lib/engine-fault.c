@@ -6,6 +6,7 @@
  * mode calls it from a SIGBUS handler.
  */
 #include <errno.h>
+#include <fcntl.h>
 
 #include "engine-internal.h"
 
@@ -78,9 +79,31 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
 		STORE(&e->streams[i], stream_enc(next, order));
 		return;
 	}
+	/* No stream: one page, or more around it while the source is slow
+	 * (see note_source_cost()). */
 	unsigned int i = __atomic_fetch_add(&e->stream_next, 1, __ATOMIC_RELAXED) % ENGINE_STREAMS;
-	STORE(&e->streams[i], stream_enc(p + 1, 0));
-	w->n = 1;
+	w->n = (size_t)1 << min_sz(LOAD(&e->around_order), e->max_order);
+	STORE(&e->streams[i], stream_enc(p + w->n, 0));
+}
+
+/* ---- Fault-around for slow sources -------------------------------------
+ * A single page is what a random fault needs when the source costs no
+ * more than the copy (memory, the page cache).  A source that waits for
+ * I/O costs about as much for 128 KiB as for a page: while its reads are
+ * that slow, a fault with no stream resolves 1 << ENGINE_AROUND_ORDER pages from
+ * the fault on, as the kernel reads around a fault in a cold file; each
+ * fast read halves the window again. */
+static void note_source_cost(struct libuffd_engine *e, uint64_t ns)
+{
+	unsigned int o = LOAD(&e->around_order);
+
+	if (ns >= ENGINE_SLOW_SOURCE_NS)
+		o = ENGINE_AROUND_ORDER;
+	else if (o)
+		o--;
+	else
+		return;
+	STORE(&e->around_order, o);
 }
 
 /* Queue read-ahead (best effort: a full ring overwrites the oldest). */
@@ -94,6 +117,14 @@ void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr
 	uint64_t one = 1;
 	if (kick)
 		uffd_sys_write(e->kick_efd, &one, sizeof(one)); /* fails only with a kick pending */
+	/* A file: ask the kernel to start reading the window after that one
+	 * now, so that nobody waits for its I/O when the stream gets there. */
+	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE) {
+		size_t from = (w->ahead_p + w->ahead_n) << e->shift, len = w->ahead_n << e->shift;
+		if (from < e->body_len)
+			uffd_sys_fadvise(e->src.fd, (off_t)(e->src.offset + from),
+					 (off_t)min_sz(len, e->body_len - from), POSIX_FADV_WILLNEED);
+	}
 }
 
 /* ---- Sources ---------------------------------------------------------- */
@@ -129,6 +160,32 @@ static void span_release(struct libuffd_engine *e, struct span *sp)
 	sp->slot = -1;
 }
 
+/* Map the file's pages behind [off, off + len) of the FILE source's
+ * mapping, a whole chunk at a time and each chunk once (best effort:
+ * UFFDIO_COPY also reads an unmapped source, only slower).  Racing
+ * threads may both populate a chunk: harmless. */
+static void populate_file(struct libuffd_engine *e, size_t off, size_t len)
+{
+	size_t c = off >> ENGINE_POPULATE_SHIFT, last = (off + len - 1) >> ENGINE_POPULATE_SHIFT;
+
+	while (c <= last) {
+		if (LOAD(&e->populated[c / BITS_PER_WORD]) >> (c % BITS_PER_WORD) & 1) {
+			c++;
+			continue;
+		}
+		size_t end = c + 1;
+		while (end <= last && !(LOAD(&e->populated[end / BITS_PER_WORD]) >> (end % BITS_PER_WORD) & 1))
+			end++;
+		size_t from = c << ENGINE_POPULATE_SHIFT;
+		size_t to = min_sz(end << ENGINE_POPULATE_SHIFT, e->body_len);
+		if (uffd_sys_madvise((void *)(e->body + from), to - from, MADV_POPULATE_READ) == 0)
+			for (size_t i = c; i < end; i++)
+				__atomic_fetch_or(&e->populated[i / BITS_PER_WORD],
+						  1ul << (i % BITS_PER_WORD), __ATOMIC_RELAXED);
+		c = end;
+	}
+}
+
 /* The source bytes at region offset off, up to len (page multiples). */
 static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct span *sp)
 {
@@ -143,10 +200,8 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 		if (off < e->body_len) {
 			sp->from = e->body + off;
 			sp->len = min_sz(len, e->body_len - off);
-			/* Map the page cache pages in one call: UFFDIO_COPY
-			 * otherwise takes its slow path for each of them. */
 			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && e->populate_read)
-				uffd_sys_madvise((void *)sp->from, sp->len, MADV_POPULATE_READ);
+				populate_file(e, off, sp->len);
 		} else if (e->tail && off == e->body_len) {
 			sp->from = e->tail;
 			sp->len = e->page;
@@ -222,7 +277,12 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			j++;
 		size_t off = i << e->shift, done = 0;
 		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
+		/* A memory source costs nothing to read: only time the others. */
+		int timed = !z && i == p && e->src.kind >= LIBUFFD_ENGINE_SOURCE_FILE;
+		uint64_t t0 = timed ? uffd_sys_monotonic_ns() : 0;
 		int r = z ? 0 : source_span(e, off, sp.len, &sp);
+		if (timed)
+			note_source_cost(e, uffd_sys_monotonic_ns() - t0);
 		if (r < 0) {
 			/* The source failed somewhere in the window: the
 			 * faulting page alone, which alone must succeed. */

@@ -19,6 +19,18 @@
 
 #include <limits.h>
 
+/* The FILE source maps its file's pages into its own mapping in chunks
+ * of this many bytes (log2), once each: UFFDIO_COPY from an unmapped
+ * source takes a slow path per page, and populating costs a system call
+ * whatever its size up to about this much. */
+#define ENGINE_POPULATE_SHIFT 18
+
+/* Fault-around for slow sources (engine-fault.c): a read of the source
+ * this slow (ns) waited for I/O; the window then, log2 pages (128 KiB
+ * with 4 KiB pages: the kernel's read-around of a cold file). */
+#define ENGINE_SLOW_SOURCE_NS 40000u
+#define ENGINE_AROUND_ORDER 5u
+
 #define ENGINE_STREAMS 8
 #define ENGINE_AHEAD 16
 
@@ -48,6 +60,7 @@ struct libuffd_engine {
 	char *tail;         /* MEMORY: the partial last page, zero padded */
 	void *file_map;
 	size_t file_map_len;
+	unsigned long *populated; /* FILE: chunks of file_map already mapped */
 	char *zeros;        /* read-only zeros, the copy source of zero runs */
 	size_t zeros_len;
 
@@ -59,6 +72,7 @@ struct libuffd_engine {
 
 	unsigned long *zeroed; /* pages removed by an event: serve zero */
 	unsigned int ev_readers; /* threads between read() of events and applying them */
+	unsigned int around_order; /* window of a fault with no stream, log2 pages */
 	uint64_t streams[ENGINE_STREAMS];
 	unsigned int stream_next;
 	/* Read-ahead for the engine's threads: (page + 1) << 9 | write << 8 | order. */

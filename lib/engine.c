@@ -69,6 +69,12 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 			return r;
 		e->body = e->file_map;
 		e->body_len = e->file_map_len;
+		size_t chunks = (e->file_map_len >> ENGINE_POPULATE_SHIFT) + 1;
+		size_t words = (chunks + BITS_PER_WORD - 1) / BITS_PER_WORD;
+		e->populated = calloc(words, sizeof(unsigned long));
+		if (!e->populated)
+			return -ENOMEM;
+		e->overhead += words * sizeof(unsigned long);
 		return 0;
 	}
 	case LIBUFFD_ENGINE_SOURCE_CALLBACK:
@@ -101,6 +107,7 @@ static void free_engine(struct libuffd_engine *e)
 		uffd_sys_munmap(e->zeros, e->zeros_len);
 	free(e->tail);
 	free(e->zeroed);
+	free(e->populated);
 	free(e->threads);
 	free(e);
 }
@@ -142,11 +149,7 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		return -ENOMEM;
 	/* Zero-page PTEs; asked once, for the file source too. */
 	e->populate_read = uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ) == 0;
-	size_t words = (e->npages + BITS_PER_WORD - 1) / BITS_PER_WORD;
-	e->zeroed = calloc(words, sizeof(unsigned long));
-	if (!e->zeroed)
-		return -ENOMEM;
-	e->overhead += sizeof(*e) + words * sizeof(unsigned long) + e->zeros_len / 512;
+	e->overhead += sizeof(*e) + e->zeros_len / 512;
 
 	if (o->open_opts)
 		oo = *o->open_opts;
@@ -178,6 +181,16 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		libuffd_unregister(e->uffd, addr, len);
 		return -EOPNOTSUPP;
 	}
+	/* Sized by the region: allocated once the kernel has found the range
+	 * valid, so that a range it refuses (one that wraps around the
+	 * address space, say) is -EINVAL, not -ENOMEM. */
+	size_t words = (e->npages + BITS_PER_WORD - 1) / BITS_PER_WORD;
+	e->zeroed = calloc(words, sizeof(unsigned long));
+	if (!e->zeroed) {
+		libuffd_unregister(e->uffd, addr, len);
+		return -ENOMEM;
+	}
+	e->overhead += words * sizeof(unsigned long);
 	return e->mode->start(e, threads);
 }
 

@@ -194,8 +194,14 @@ static void explain(struct text *t, int err, const struct libuffd_open_report *r
 		explain_syscall(t, r->syscall_error, r);
 	if (r->syscall_error && r->device_error)
 		put(t, "; and ");
-	if (r->device_error)
-		explain_device(t, r->device_error, r->device_path);
+	if (r->device_error) {
+		/* The report is the caller's: its path may lack a NUL. */
+		char path[sizeof(r->device_path) + 1];
+		size_t n = strnlen(r->device_path, sizeof(r->device_path));
+		memcpy(path, r->device_path, n);
+		path[n] = '\0';
+		explain_device(t, r->device_error, path);
+	}
 	put(t, ".");
 }
 

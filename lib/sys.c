@@ -142,6 +142,11 @@ int uffd_sys_madvise(void *addr, size_t len, int advice)
 	return (int)SYS_RESULT(madvise(addr, len, advice));
 }
 
+int uffd_sys_fadvise(int fd, off_t offset, off_t len, int advice)
+{
+	return -posix_fadvise(fd, offset, len, advice); /* returns the error */
+}
+
 int uffd_sys_mincore(void *addr, size_t len, unsigned char *vec)
 {
 	return (int)SYS_RESULT(mincore(addr, len, vec));

@@ -51,6 +51,8 @@ int uffd_sys_mmap(size_t len, int prot, int flags, int fd, off_t offset, void **
 int uffd_sys_munmap(void *addr, size_t len);
 int uffd_sys_madvise(void *addr, size_t len, int advice);
 int uffd_sys_mincore(void *addr, size_t len, unsigned char *vec);
+/* posix_fadvise(2) */
+int uffd_sys_fadvise(int fd, off_t offset, off_t len, int advice);
 
 /* Signals */
 int uffd_sys_sigaction(int sig, const struct sigaction *sa, struct sigaction *old);

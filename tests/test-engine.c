@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "engine-util.h"
 #include "harness.h"
@@ -149,6 +150,33 @@ BOTH_MODES(file_source_through_page_cache_tail_is_zero)
 	close(fd);
 }
 
+/* The file source maps its file in chunks (ENGINE_POPULATE_SHIFT): faults
+ * in scattered order over several chunks, from an offset into the file,
+ * to a tail that ends inside a page, read every byte right. */
+BOTH_MODES(file_source_across_populate_chunks)
+{
+	size_t pg = page_size(), n = (4u << 20) / pg; /* 16 chunks of 256 KiB */
+	size_t skip = 3, flen = (n - 5) * pg + 17;   /* from page 3; ends in page n-5 */
+	char *src = make_source(n + skip, 12);
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	unlink(path);
+	ASSERT_EQ(write(fd, src, skip * pg + flen), (ssize_t)(skip * pg + flen));
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd,
+					   .offset = skip * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 2);
+	/* A stride of 67 pages (prime to n): every page once, never "the next". */
+	for (size_t k = 0, i = 0; k < n; k++, i = (i + 67) % n)
+		ASSERT_EQ(*(volatile char *)(r + i * pg + pg - 1), i * pg + pg - 1 < flen ?
+			  src[skip * pg + i * pg + pg - 1] : 0);
+	ASSERT_EQ(memcmp(r, src + skip * pg, flen), 0);
+	for (size_t i = flen; i < n * pg; i++)
+		ASSERT_EQ(r[i], 0);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
 BOTH_MODES(memory_source_partial_last_page)
 {
 	size_t n = 8, pg = page_size();
@@ -189,6 +217,48 @@ BOTH_MODES(callback_source)
 	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 2);
 	ASSERT_EQ(first_bad_page(r, 0, n, 6), -1);
 	ASSERT_EQ(stats_when(e, n).pages, n);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* A callback source that waits 1 ms per read, as a cold disk would. */
+static int fill_slow(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	struct timespec ms = { 0, 1000000 };
+	while (nanosleep(&ms, &ms) < 0) /* async-signal-safe */
+		;
+	memcpy(dst, (const char *)ctx + offset, len);
+	return 0;
+}
+
+/* Pages of [p, p + n) present now. */
+static size_t present(char *p, size_t n)
+{
+	unsigned char vec[64];
+	size_t k = 0;
+	ASSERT_LE(n, sizeof(vec));
+	ASSERT_SYS(mincore(p, n * page_size(), vec));
+	for (size_t i = 0; i < n; i++)
+		k += vec[i] & 1;
+	return k;
+}
+
+BOTH_MODES(slow_source_faults_around_random_faults)
+{
+	size_t n = 8192, pg = page_size(), around = 32; /* ENGINE_AROUND_ORDER */
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_slow, .ctx = make_source(n, 13) };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	/* The first random fault reads one page, and finds the source slow. */
+	ASSERT_EQ(*(volatile uint64_t *)(r + 100 * pg), pattern(100, 0, 13));
+	ASSERT_EQ(present(r + 100 * pg, 64), 1);
+	/* The next one, far away, reads around: the window from the fault. */
+	ASSERT_EQ(*(volatile uint64_t *)(r + 1000 * pg), pattern(1000, 0, 13));
+	ASSERT_EQ(present(r + 1000 * pg, 64), around);
+	ASSERT_EQ(first_bad_page(r + 1000 * pg, 1000, around, 13), -1);
+	ASSERT_EQ(present(r + (1000 - 32) * pg, 32), 0); /* nothing before it */
+	/* How fast a read must be for the window to shrink again depends on
+	 * the machine (and on a sanitizer): bench-engine's hot rows show it. */
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
@@ -252,6 +322,10 @@ TEST(bad_arguments)
 	ASSERT_ERR(libuffd_engine_create(r, pg + 1, &z, NULL, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create(r, pg, &cb, NULL, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create(r, pg, &z, &o, &e), -EINVAL);
+	/* Ranges no mapping can have: one that wraps around the address
+	 * space, one longer than it. */
+	ASSERT_ERR(libuffd_engine_create(r, (size_t)0 - (uintptr_t)r + 4 * pg, &z, NULL, &e), -EINVAL);
+	ASSERT_ERR(libuffd_engine_create(r, (size_t)1 << 62, &z, NULL, &e), -EINVAL);
 	/* Reserved fields must be zero. */
 	struct libuffd_engine_opts future = { .reserved = { 0, 1 } };
 	ASSERT_ERR(libuffd_engine_create(r, pg, &z, &future, &e), -EINVAL);

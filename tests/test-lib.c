@@ -94,6 +94,30 @@ TEST(open_never_touches_errno)
 	close(fd);
 }
 
+/* A report is the caller's memory: a device path without a NUL is read
+ * no further than its field. */
+TEST(explain_reads_an_unterminated_device_path_within_its_field)
+{
+	struct libuffd_open_report *rep = malloc(sizeof(*rep));
+	char buf[512];
+	ASSERT_TRUE(rep != NULL);
+	memset(rep, 'B', sizeof(*rep)); /* no NUL anywhere after the path */
+	rep->open_flags = LIBUFFD_OPEN_DEVICE_ONLY;
+	rep->kernel_flags = 0;
+	rep->path = LIBUFFD_PATH_NONE;
+	rep->syscall_error = 0;
+	rep->device_error = -ENOENT;
+	memset(rep->device_path, 'A', sizeof(rep->device_path));
+	int n = libuffd_explain_open(-ENOENT, rep, buf, sizeof(buf));
+	ASSERT_GT(n, (int)sizeof(rep->device_path));
+	ASSERT_LT(n, (int)sizeof(buf));
+	ASSERT_TRUE(strchr(buf, 'B') == NULL);
+	const char *a = strchr(buf, 'A');
+	ASSERT_TRUE(a != NULL);
+	ASSERT_EQ(strspn(a, "A"), sizeof(rep->device_path));
+	free(rep);
+}
+
 TEST(kernel_api_reports_features_and_ioctls)
 {
 	struct libuffd_api api;
