@@ -11,8 +11,10 @@
 #include "assess.h"
 #include "facts.h"
 
-/* exit_code: what the command will exit with, which both outputs show. */
-char *status_render_text(const struct status_facts *f, const struct assessment *a, int exit_code);
+/* exit_code: what the command will exit with, which both outputs show;
+ * colour: mark the verdict and the fixes with SGR sequences. */
+char *status_render_text(const struct status_facts *f, const struct assessment *a, int exit_code,
+			 bool colour);
 /* version: the uffdguard version the document names. */
 char *status_render_json(const struct status_facts *f, const struct assessment *a, int exit_code,
 			 const char *version);
