@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "assess.h"
+#include "atomic-file.h"
 #include "cleanup.h"
 #include "cli.h"
 #include "config.h"
@@ -50,7 +51,8 @@ static int exit_code(enum exposure e)
 
 static void status_usage(FILE *out)
 {
-	fputs("Usage: uffdguard status [--json | --quiet] [--accept-partial] [--hold MS]\n\n"
+	fputs("Usage: uffdguard status [--json | --quiet] [--prometheus FILE] [--accept-partial]\n"
+	      "                        [--hold MS]\n\n"
 	      "Tell whether an unprivileged process on this machine can hold the kernel\n"
 	      "inside a system call with userfaultfd, and why: the kernel, the sysctl,\n"
 	      "/dev/userfaultfd, the seccomp state of this process, a live probe in\n"
@@ -59,6 +61,9 @@ static void status_usage(FILE *out)
 	      "Options:\n"
 	      "  --json            the same facts as JSON (schema in uffdguard-status(1))\n"
 	      "  -q, --quiet       print nothing; the exit code is the verdict\n"
+	      "  --prometheus FILE also write the verdict and its facts to FILE, atomically,\n"
+	      "                    in the Prometheus text format (node_exporter's textfile\n"
+	      "                    collector: a FILE ending in .prom in its directory)\n"
 	      "  --accept-partial  when part of the check could not be made (not root, no\n"
 	      "                    /proc...), give the verdict of what could be checked\n"
 	      "                    instead of 'undetermined'\n"
@@ -97,7 +102,8 @@ static bool use_colour(const char *when)
 
 static int status_run(int argc, char **argv)
 {
-	enum { OPT_JSON = 256, OPT_HOLD, OPT_DEVICE, OPT_TIMEOUT, OPT_PARTIAL, OPT_COLOR };
+	enum { OPT_JSON = 256, OPT_HOLD, OPT_DEVICE, OPT_TIMEOUT, OPT_PARTIAL, OPT_COLOR,
+	       OPT_PROMETHEUS };
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, OPT_JSON },
@@ -107,11 +113,12 @@ static int status_run(int argc, char **argv)
 		{ "probe-timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "accept-partial", no_argument, NULL, OPT_PARTIAL },
 		{ "color", required_argument, NULL, OPT_COLOR },
+		{ "prometheus", required_argument, NULL, OPT_PROMETHEUS },
 		{ 0 },
 	};
 	struct probe_options po = { .device_path = LIBUFFD_DEVICE_PATH, .hold_ms = DEFAULT_HOLD_MS };
 	bool json = false, quiet = false, testing_device = false, accept_partial = false;
-	const char *color = "auto";
+	const char *color = "auto", *prometheus = NULL;
 	int c;
 
 	opterr = 0;
@@ -138,6 +145,11 @@ static int status_run(int argc, char **argv)
 		case OPT_TIMEOUT:
 			po.timeout_ms = parse_ms("--probe-timeout", optarg, 1, 600000);
 			break;
+		case OPT_PROMETHEUS:
+			if (!*optarg)
+				usage_error("--prometheus: the file name is empty");
+			prometheus = optarg;
+			break;
 		case OPT_PARTIAL:
 			accept_partial = true;
 			break;
@@ -155,6 +167,11 @@ static int status_run(int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (json && quiet)
 		usage_error("--json and --quiet exclude each other");
+	/* Refuse a link or a non-regular file before the probe, not after. */
+	char why[ATOMIC_FILE_REFUSAL_SIZE];
+	int check = prometheus ? atomic_file_check(prometheus) : 0;
+	if (check < 0 && check != -ENOENT && atomic_file_refusal(prometheus, check, why, sizeof(why)))
+		die(EXIT_UNDETERMINED, "--prometheus: %s", why);
 
 	struct status_facts f = { .device_testing = testing_device };
 	int r = status_gather(&f, &po);
@@ -170,6 +187,17 @@ static int status_run(int argc, char **argv)
 					  : status_render_text(&f, &a, code, use_colour(color));
 	if (!quiet && !text)
 		die(EXIT_UNDETERMINED, "out of memory");
+	if (prometheus) {
+		/* Written whole or not at all: the collector may read it at
+		 * any moment.  Readable by node_exporter's user. */
+		cleanup_free char *metrics =
+			status_render_prometheus(&f, &a, code, UFFDGUARD_VERSION);
+		int w = metrics ? write_file_atomic(prometheus, metrics, 0644) : -ENOMEM;
+		if (w < 0 && atomic_file_refusal(prometheus, w, why, sizeof(why)))
+			die(EXIT_UNDETERMINED, "--prometheus: %s", why);
+		if (w < 0)
+			die(EXIT_UNDETERMINED, "--prometheus: %s: %s", prometheus, strerror(-w));
+	}
 	if (text && (fputs(text, stdout) == EOF || fflush(stdout) == EOF))
 		die(EXIT_UNDETERMINED, "standard output: %s", strerror(errno));
 	assessment_fini(&a);

@@ -19,4 +19,9 @@ char *status_render_text(const struct status_facts *f, const struct assessment *
 char *status_render_json(const struct status_facts *f, const struct assessment *a, int exit_code,
 			 const char *version);
 
+/* The Prometheus text exposition format, for node_exporter's textfile
+ * collector (metric names in uffdguard-status(1)). */
+char *status_render_prometheus(const struct status_facts *f, const struct assessment *a,
+			       int exit_code, const char *version);
+
 #endif

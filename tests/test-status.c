@@ -725,6 +725,95 @@ TEST(colour_only_on_a_terminal_and_never_with_NO_COLOR)
 	ASSERT_CONTAINS(r.out, "\033[1;31mexposed");
 }
 
+/* The textfile for node_exporter: written whole (a temporary file renamed
+ * over it), readable by others, in the format promtool accepts. */
+static const char *promtool(void)
+{
+	static const char *const paths[] = { "/usr/bin/promtool", "/usr/local/bin/promtool" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+/* `promtool check metrics < file`: its exit status and what it said. */
+static int promtool_check(const char *tool, const char *file, char *said, size_t size)
+{
+	int p[2];
+	ASSERT_SYS(pipe2(p, O_CLOEXEC));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		int in = open(file, O_RDONLY | O_CLOEXEC);
+		if (in < 0 || dup2(in, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(126);
+		execl(tool, tool, "check", "metrics", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	size_t used = 0;
+	ssize_t n;
+	while (used < size - 1 && (n = read(p[0], said + used, size - 1 - used)) > 0)
+		used += (size_t)n;
+	said[used] = '\0';
+	close(p[0]);
+	int status;
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(prometheus_textfile_is_written_whole_and_promtool_accepts_it)
+{
+	require_root();
+	char dir[] = "/tmp/uffdguard-prom.XXXXXX", file[64], text[16384], said[4096];
+	struct cli_result r;
+	struct stat st;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(file, sizeof(file), "%s/uffdguard.prom", dir);
+	sysctl_set(1);
+	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", file, "--device",
+	    "/nonexistent/userfaultfd", "--hold", "5");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_SYS(stat(file, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0644);
+	ASSERT_EQ(dir_entries(dir), 1); /* no temporary file left */
+	read_text(file, text, sizeof(text));
+	ASSERT_CONTAINS(text, "# TYPE uffdguard_status gauge\n");
+	ASSERT_CONTAINS(text, "uffdguard_status{status=\"exposed\"} 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_status{status=\"protected\"} 0\n");
+	ASSERT_CONTAINS(text, "uffdguard_sysctl_unprivileged_userfaultfd 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_stall_held{identity=\"unprivileged\",point=\"msgsnd\"} 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_probe_created{identity=\"unprivileged\",way=\"syscall\"} 1\n");
+
+	sysctl_set(0);
+	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", file, "--device",
+	    "/nonexistent/userfaultfd", "--hold", "5");
+	ASSERT_EQ(r.status, 0);
+	read_text(file, text, sizeof(text));
+	ASSERT_CONTAINS(text, "uffdguard_status{status=\"protected\"} 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_stall_held{identity=\"unprivileged\",point=\"msgsnd\"} 0\n");
+
+	/* A symbolic link is refused before anything is probed or written. */
+	char link[80];
+	snprintf(link, sizeof(link), "%s/link.prom", dir);
+	ASSERT_SYS(symlink("/etc/passwd", link));
+	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", link, "--device",
+	    "/nonexistent/userfaultfd", "--hold", "5");
+	ASSERT_EQ(r.status, 4);
+	ASSERT_CONTAINS(r.err, "symbolic link");
+
+	const char *tool = promtool();
+	if (tool) {
+		int code = promtool_check(tool, file, said, sizeof(said));
+		if (code != 0)
+			FAIL("promtool check metrics: exit %d:\n%s", code, said);
+	}
+	remove_tree(dir);
+	if (!tool)
+		SKIP("the format was checked by hand only: promtool (Debian package prometheus) "
+		     "is not installed");
+}
+
 /* `uffdguard run` reports its policy to status from inside (marker.h).
  * The sysctl is 1: the kernel alone would allow everything. */
 static json_object *status_inside_run(struct cli_result *r, const char *mode, const char *policy,
