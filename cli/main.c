@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "libuffd.h"
 
 static const struct subcommand *const subcommands[] = {
 	&cmd_status,
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 		return finish_stdout(0, 1);
 	}
 	if (!strcmp(name, "--version")) {
-		printf("uffdguard %s\n", UFFDGUARD_VERSION);
+		printf("uffdguard %s (libuffd %s)\n", UFFDGUARD_VERSION, libuffd_version());
 		return finish_stdout(0, 1);
 	}
 	for (size_t i = 0; i < N_SUBCOMMANDS; i++) {

@@ -5,6 +5,7 @@
 
 #include "cli-run.h"
 #include "harness.h"
+#include "libuffd.h"
 
 static struct cli_result result;
 
@@ -19,11 +20,16 @@ TEST(help_lists_the_commands_on_stdout)
 	ASSERT_EQ(o->err[0], '\0');
 }
 
+/* One version everywhere: the tool's and the library's (asked at run
+ * time) come from meson.build (the man pages': tests/check-man). */
 TEST(version)
 {
 	struct cli_result *o = RUN("--version");
+	char tool[32], lib[32];
 	ASSERT_EQ(o->status, 0);
-	ASSERT_TRUE(!strncmp(o->out, "uffdguard ", 10));
+	ASSERT_EQ(sscanf(o->out, "uffdguard %31s (libuffd %31[^)])", tool, lib), 2);
+	ASSERT_STREQ(lib, tool);
+	ASSERT_STREQ(libuffd_version(), tool); /* the library this test runs with */
 }
 
 TEST(no_command_is_a_usage_error)
