@@ -317,9 +317,9 @@ static void child_main(struct probe_slot *slot, enum probe_who who, uid_t uid,
 
 	/* The msgsnd stall point's System V queue outlives its process: in
 	 * an IPC namespace of the child's own it goes with the child, also
-	 * when status is killed (SIGKILL) and cannot remove it.  Only root
-	 * can make one; for the others the parent removes the queue, at the
-	 * deadline or on a terminating signal (wait_children()). */
+	 * when status is killed (SIGKILL) and cannot remove it.  That needs
+	 * CAP_SYS_ADMIN (root): for the others the parent removes the queue,
+	 * at the deadline or on a terminating signal (wait_children()). */
 	own_ipc_namespace = who != PROBE_SELF && unshare(CLONE_NEWIPC) == 0;
 	if (who != PROBE_SELF) {
 		int ret = identity_drop(uid, who == PROBE_PTRACE);
@@ -456,7 +456,8 @@ static void wait_children(struct child *kids, int n, struct probe_slot *slots[],
 		double left = deadline - now_ms();
 		if (left <= 0)
 			break;
-		struct timespec ts = { (time_t)(left / 1000), (long)((left - 1000.0 * (time_t)(left / 1000)) * 1e6) };
+		long long ns = (long long)(left * 1e6);
+		struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
 		for (int i = 0; i < n; i++)
 			p[i] = (struct pollfd){ .fd = kids[i].pipe_fd, .events = POLLIN };
 		if (ppoll(p, (nfds_t)n, &ts, &caller_mask) < 0) {
