@@ -123,7 +123,7 @@ bool cli_policy_option(struct cli_policy *o, int c, const char *arg)
 	if (c == 'p') {
 		if (o->preset)
 			usage_error("--policy given twice ('%s', then '%s'): give it once, and "
-				    "--set for single knobs",
+				    "--set for each knob to change",
 				    o->preset, arg);
 		o->preset = arg;
 		return true;
@@ -160,7 +160,7 @@ void cli_policy_help(FILE *out, const char *fallback)
 	for (size_t i = 0; i < POLICY_N_PRESETS; i++)
 		fprintf(out, "%s%s%s", i == 0 ? "" : i + 1 < POLICY_N_PRESETS ? ", " : " or ",
 			ps[i].name, strcmp(ps[i].name, fallback) ? "" : " (default)");
-	fputs(", or the\n                     single knob", out);
+	fputs(", or as Peter\n                     Xu's single knob:", out);
 	for (size_t i = 0; i < POLICY_N_PRESETS; i++)
 		fprintf(out, "%s %s = %s", i ? "," : "", ps[i].single_knob, ps[i].name);
 	fputs("\n  -s, --set K=V      then set a knob to 0 or 1 (repeatable, in order):\n", out);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* uffdguard: the table of verbs, and the dispatch to them. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "config.h"
+#include "libuffd.h"
 
 static const struct subcommand *const subcommands[] = {
 	&cmd_status,
@@ -24,6 +26,20 @@ static void usage(FILE *out)
 	fputs("\nRun 'uffdguard COMMAND --help' for a command's options and exit codes.\n", out);
 }
 
+/* What went to standard output must have arrived (a full disk, a closed
+ * descriptor, a reader gone): else say so and fail, whatever the verb
+ * concluded, so that nobody takes a cut-off report for a whole one. */
+static int finish_stdout(int code, int failure)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return code;
+	/* errno is fflush()'s; a write that failed before left only ferror(). */
+	int err = errno;
+	cli_error("standard output: %s", err ? strerror(err) : "a write failed");
+	return failure;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -33,17 +49,18 @@ int main(int argc, char **argv)
 	const char *name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
 		usage(stdout);
-		return 0;
+		return finish_stdout(0, 1);
 	}
 	if (!strcmp(name, "--version")) {
-		printf("uffdguard %s\n", UFFDGUARD_VERSION);
-		return 0;
+		printf("uffdguard %s (libuffd %s)\n", UFFDGUARD_VERSION, libuffd_version());
+		return finish_stdout(0, 1);
 	}
 	for (size_t i = 0; i < N_SUBCOMMANDS; i++) {
 		if (strcmp(name, subcommands[i]->name))
 			continue;
 		cli_verb = subcommands[i];
-		return cli_verb->run(argc - 1, argv + 1);
+		int code = cli_verb->run(argc - 1, argv + 1);
+		return finish_stdout(code, cli_verb->exit_failure);
 	}
 	cli_error("unknown %s '%s'\n", name[0] == '-' ? "option" : "command", name);
 	usage(stderr);

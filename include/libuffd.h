@@ -227,6 +227,10 @@ struct libuffd_event {
  * pending on a non-blocking descriptor, or another negative errno. */
 int libuffd_read_events(int fd, struct libuffd_event *events, unsigned int max);
 
+/* The version of the libuffd the program runs with ("0.1.0"): that of the
+ * uffdguard release it came with.  A static string. */
+const char *libuffd_version(void);
+
 #ifdef __cplusplus
 }
 #endif

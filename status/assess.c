@@ -2,12 +2,55 @@
 /* The conclusion of `uffdguard status`, with its reasons. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "assess.h"
 #include "sysctl.h"
+
+/* The command that removes the reason just added (none when the list
+ * was full and dropped it). */
+__attribute__((format(printf, 3, 4))) static void fix(struct assessment *a, int reasons_before,
+						     const char *fmt, ...)
+{
+	int i = a->reasons.n - 1;
+	va_list ap;
+
+	if (i < reasons_before || a->fix[i])
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&a->fix[i], fmt, ap) < 0) {
+		a->fix[i] = NULL;
+		a->reasons.failed = true;
+	}
+	va_end(ap);
+}
+
+/* What closes userfaultfd(2) without the flag for unprivileged callers:
+ * the kernel's own knob, now and at boot. */
+static const char *sysctl_fix(const struct status_facts *f)
+{
+	return f->new_semantics
+		       ? "uffdguard sysctl apply user-mode-only --persist (sets "
+			 "vm.unprivileged_userfaultfd = 0 now and at every boot)"
+		       : "uffdguard sysctl apply deny --persist --force (before Linux 5.11, "
+			 "vm.unprivileged_userfaultfd = 0 denies unprivileged callers)";
+}
+
+/* What closes a device node others can open: its file mode, kept at boot
+ * by a udev rule; or the BPF LSM, which decides whoever opens it. */
+static void device_fix(const struct status_facts *f, struct assessment *a, int before)
+{
+	fix(a, before,
+	    "%s%s%schown root:root %s && chmod 0600 %s (keep it at boot with a udev rule: "
+	    "KERNEL==\"userfaultfd\", OWNER=\"root\", GROUP=\"root\", MODE=\"0600\"), "
+	    "or 'uffdguard lsm apply --host --policy user-mode-only', which decides the "
+	    "device's descriptors whoever opens it",
+	    f->n_acl ? "setfacl -b " : "", f->n_acl ? f->device : "", f->n_acl ? " && " : "",
+	    f->device, f->device);
+}
 
 /* Whether the attempt was made and created a descriptor. */
 static bool created(const struct probe_identity *u, enum probe_way way)
@@ -125,19 +168,27 @@ static bool assess_lsm(const struct status_facts *f, struct assessment *a, bool 
 		if ((ssize_t)i == l->own_scope || !(sys || (dev && device_open)))
 			continue;
 		*exposed = true;
+		int before = a->reasons.n;
 		status_list_add(&a->reasons,
 				"unprivileged processes under %s can create descriptors that handle "
 				"kernel-mode faults: the BPF LSM policy there is %s%s",
 				scope_name(s, name, sizeof(name)), policy_name(&s->policy),
 				sys ? " and vm.unprivileged_userfaultfd allows it"
 				    : ", which leaves /dev/userfaultfd to its file permissions");
+		if (s->cgroup[0])
+			fix(a, before, "uffdguard lsm apply --cgroup %s --policy user-mode-only",
+			    s->cgroup);
+		else
+			fix(a, before, "uffdguard lsm apply --host --policy user-mode-only");
 	}
 	if (!host && l->own_scope >= 0 && (sysctl_allows_flagless || device_open)) {
 		*exposed = true;
+		int before = a->reasons.n;
 		status_list_add(&a->reasons,
 				"unprivileged processes outside every BPF LSM cgroup entry are left "
 				"to the kernel, which lets them create descriptors that handle "
 				"kernel-mode faults (no host default is applied)");
+		fix(a, before, "uffdguard lsm apply --host --policy user-mode-only");
 	}
 	if (st->dropped)
 		status_list_add(&a->warnings,
@@ -175,7 +226,7 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 		/* Nothing was tried as an unprivileged process: no evidence
 		 * either way, so no "protected". */
 		a->complete = false;
-		a->exposure = EXPOSURE_UNKNOWN;
+		a->exposure = EXPOSURE_UNDETERMINED;
 		status_list_add(
 			&a->not_checked, "no unprivileged probe could run: %s",
 			f->probe.who[PROBE_SELF].ran ? "the caller cannot switch to another uid, "
@@ -231,14 +282,16 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 							       : "the device without the flag");
 	} else if (device_open_to_others) {
 		a->exposure = EXPOSURE_EXPOSED;
+		int before = a->reasons.n;
 		status_list_add(&a->reasons,
 				"%s can open %s, which handles kernel-mode faults whatever %s "
 				"says",
 				f->device_access.item[0], f->device, SYSCTL_NAME);
+		device_fix(f, a, before);
 	} else if (lsm_exposed) {
 		a->exposure = EXPOSURE_EXPOSED; /* the reason is the BPF LSM's */
 	} else if (inconclusive(f, u, PROBE_SYSCALL)) {
-		a->exposure = EXPOSURE_UNKNOWN;
+		a->exposure = EXPOSURE_UNDETERMINED;
 		status_list_add(&a->reasons,
 				"not determined: the flag-less userfaultfd(2) attempt failed "
 				"for a reason that is no refusal");
@@ -256,21 +309,31 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 				u->attempts[w].tried ? "failed with " : "was not made",
 				u->attempts[w].tried ? status_errname(u->attempts[w].result) : "");
 	}
-	if (created(u, PROBE_SYSCALL))
+	int before = a->reasons.n;
+	if (created(u, PROBE_SYSCALL) && f->sysctl >= 0)
 		status_list_add(&a->reasons,
 				"userfaultfd(2) without UFFD_USER_MODE_ONLY is allowed to "
 				"unprivileged processes (%s = %d: %s)",
 				SYSCTL_NAME, f->sysctl,
 				sysctl_meaning(f->sysctl, f->new_semantics));
+	else if (created(u, PROBE_SYSCALL))
+		status_list_add(&a->reasons,
+				"userfaultfd(2) without UFFD_USER_MODE_ONLY is allowed to "
+				"unprivileged processes (%s could not be read: %s)",
+				SYSCTL_NAME, strerror(-f->sysctl));
 	else
 		status_list_add(&a->reasons,
 				"userfaultfd(2) without UFFD_USER_MODE_ONLY is refused to "
 				"unprivileged processes (%s)",
 				status_errname(u->attempts[PROBE_SYSCALL].result));
-	if (created(u, PROBE_DEVICE))
+	if (created(u, PROBE_SYSCALL))
+		fix(a, before, "%s", sysctl_fix(f));
+	before = a->reasons.n;
+	if (created(u, PROBE_DEVICE)) {
 		status_list_add(&a->reasons, "%s is open to unprivileged processes and ignores %s",
 				f->device, SYSCTL_NAME);
-	else
+		device_fix(f, a, before);
+	} else
 		status_list_add(&a->reasons, "%s is not usable by unprivileged processes (%s)",
 				f->device, status_errname(u->attempts[PROBE_DEVICE].result));
 	if (!n_held && u->stall_run) {
@@ -282,6 +345,19 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 					"with the best descriptor it could get (%s) every stall "
 					"point failed at once with EFAULT",
 					probe_way_name((enum probe_way)u->stall_way));
+	}
+	if (f->sysctl < 0 && f->sysctl != -ENOENT) {
+		a->complete = false;
+		status_list_add(&a->not_checked, "%s could not be read: %s", SYSCTL_PATH,
+				strerror(-f->sysctl));
+	}
+	if (!f->proc_mounted) {
+		a->complete = false;
+		status_list_add(&a->not_checked,
+				"/proc is not mounted here: %s, this process's seccomp state "
+				"and its cgroup could not be read (mount it: mount -t proc proc "
+				"/proc)",
+				SYSCTL_PATH);
 	}
 	if (u->timed_out) {
 		a->complete = false;
@@ -312,20 +388,49 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 }
 
 /* Move from's sentences to the end of to (dropping what does not fit,
- * as status_list_add() does). */
-static void list_append(struct status_list *to, struct status_list *from)
+ * as status_list_add() does), with their fixes when there are any. */
+static void list_append(struct status_list *to, char **to_fix, struct status_list *from,
+			char **from_fix)
 {
 	for (int i = 0; i < from->n; i++) {
-		if (to->n < STATUS_LIST_MAX)
+		char *fx = from_fix ? from_fix[i] : NULL;
+		if (to->n < STATUS_LIST_MAX) {
+			if (to_fix)
+				to_fix[to->n] = fx;
 			to->item[to->n++] = from->item[i];
-		else
+		} else {
 			free(from->item[i]);
+			free(fx);
+		}
+		if (from_fix)
+			from_fix[i] = NULL;
 	}
 	to->failed |= from->failed;
 	from->n = 0;
 }
 
-int status_assess(const struct status_facts *f, struct assessment *a)
+/* An exposure whose reasons name no fix of their own: the scopes that
+ * decide for every process. */
+static void generic_fix(const struct status_facts *f, struct assessment *a)
+{
+	for (int i = 0; i < a->reasons.n; i++)
+		if (a->fix[i])
+			return;
+	if (!a->reasons.n)
+		return;
+	if (asprintf(&a->fix[0], "%s",
+		     f->lsm.support_err == 0
+			     ? "uffdguard lsm apply --host --policy user-mode-only (the BPF "
+			       "LSM decides every creation on this host)"
+			     : "uffdguard run --policy user-mode-only -- COMMAND, for each "
+			       "service that must not hold the kernel (this kernel cannot run "
+			       "the BPF LSM)") < 0) {
+		a->fix[0] = NULL;
+		a->reasons.failed = true;
+	}
+}
+
+int status_assess(const struct status_facts *f, bool accept_partial, struct assessment *a)
 {
 	/* The BPF LSM first, for the verdict; its sentences come after the
 	 * probe's. */
@@ -335,15 +440,36 @@ int status_assess(const struct status_facts *f, struct assessment *a)
 
 	*a = (struct assessment){ 0 };
 	conclude(f, lsm_exposed, lsm_covers_device, a);
-	list_append(&a->reasons, &lsm.reasons);
-	list_append(&a->warnings, &lsm.warnings);
-	list_append(&a->not_checked, &lsm.not_checked);
+	list_append(&a->reasons, a->fix, &lsm.reasons, lsm.fix);
+	list_append(&a->warnings, NULL, &lsm.warnings, NULL);
+	list_append(&a->not_checked, NULL, &lsm.not_checked, NULL);
 	a->complete &= lsm.complete;
+	if (a->exposure == EXPOSURE_EXPOSED)
+		generic_fix(f, a);
+	/* What could not be checked may be what exposes the host: no
+	 * "protected" from part of the evidence, unless asked for. */
+	if (a->exposure == EXPOSURE_PROTECTED && !a->complete) {
+		if (accept_partial) {
+			status_list_add(&a->reasons,
+					"protected as far as it could be checked (--accept-partial): "
+					"see what was not checked");
+		} else {
+			a->exposure = EXPOSURE_UNDETERMINED;
+			status_list_add(&a->reasons,
+					"not determined: the check is incomplete (see what was not "
+					"checked); run it as root, or pass --accept-partial to take "
+					"the verdict of what could be checked");
+		}
+	}
 	return a->reasons.failed || a->not_checked.failed || a->warnings.failed ? -ENOMEM : 0;
 }
 
 void assessment_fini(struct assessment *a)
 {
+	for (int i = 0; i < STATUS_LIST_MAX; i++) {
+		free(a->fix[i]);
+		a->fix[i] = NULL;
+	}
 	status_list_free(&a->reasons);
 	status_list_free(&a->not_checked);
 	status_list_free(&a->warnings);
@@ -355,7 +481,7 @@ const char *exposure_name(enum exposure e)
 		[EXPOSURE_PROTECTED] = "protected",
 		[EXPOSURE_EXPOSED] = "exposed",
 		[EXPOSURE_UNAVAILABLE] = "unavailable",
-		[EXPOSURE_UNKNOWN] = "unknown",
+		[EXPOSURE_UNDETERMINED] = "undetermined",
 	};
 	return (unsigned)e < EXPOSURE_N ? names[e] : "?";
 }

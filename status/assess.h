@@ -16,7 +16,7 @@ enum exposure {
 	EXPOSURE_PROTECTED = 0, /* the unprivileged probe could not */
 	EXPOSURE_EXPOSED,       /* it could, or someone else can open the device */
 	EXPOSURE_UNAVAILABLE,   /* the kernel has no userfaultfd */
-	EXPOSURE_UNKNOWN,       /* nothing conclusive could be tried */
+	EXPOSURE_UNDETERMINED,  /* nothing conclusive, or not everything, could be tried */
 	EXPOSURE_N
 };
 
@@ -24,14 +24,18 @@ struct assessment {
 	enum exposure exposure;
 	bool complete; /* false: see not_checked */
 	struct status_list reasons, not_checked, warnings;
+	/* fix[i]: the command that removes reasons.item[i], or NULL. */
+	char *fix[STATUS_LIST_MAX];
 };
 
-/* Conclude from f.  Returns 0, or -ENOMEM when a sentence could not be
- * kept; release with assessment_fini() either way. */
-int status_assess(const struct status_facts *f, struct assessment *a);
+/* Conclude from f.  A check that is not complete is "undetermined" where
+ * it would have been "protected", unless accept_partial.  Returns 0, or
+ * -ENOMEM when a sentence could not be kept; release with
+ * assessment_fini() either way. */
+int status_assess(const struct status_facts *f, bool accept_partial, struct assessment *a);
 void assessment_fini(struct assessment *a);
 
-/* "protected", "exposed", "unavailable", "unknown": the word both outputs
+/* "protected", "exposed", "unavailable", "undetermined": the word both outputs
  * give as the verdict. */
 const char *exposure_name(enum exposure e);
 

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
@@ -60,6 +62,8 @@ static void gather_kernel(struct status_facts *f)
 	uname(&u);
 	snprintf(f->release, sizeof(f->release), "%s", u.release);
 	f->new_semantics = sysctl_new_semantics(f->release);
+	struct statfs sfs;
+	f->proc_mounted = statfs("/proc", &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
 	f->sysctl = sysctl_read();
 
 	int fd = libuffd_open(&(struct libuffd_open_opts){ .flags = LIBUFFD_OPEN_SYSCALL_ONLY },
@@ -70,8 +74,9 @@ static void gather_kernel(struct status_facts *f)
 	else
 		libuffd_explain_open(fd, &rep, f->flag_why, sizeof(f->flag_why));
 	/* The sysctl exists exactly when the kernel has CONFIG_USERFAULTFD;
-	 * ENOSYS alone may be a seccomp filter. */
-	f->has_userfaultfd = f->sysctl != -ENOENT || f->flag_result != -ENOSYS;
+	 * ENOSYS alone may be a seccomp filter.  (Without /proc nothing
+	 * tells them apart: the attempt decides.) */
+	f->has_userfaultfd = (f->proc_mounted && f->sysctl != -ENOENT) || f->flag_result != -ENOSYS;
 	f->api_result = libuffd_kernel_api(&f->api);
 }
 

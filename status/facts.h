@@ -62,6 +62,9 @@ struct status_facts {
 	char flag_why[PROBE_WHY_SIZE];
 	int api_result;
 	struct libuffd_api api;
+	/* procfs at /proc: without it the sysctl, the seccomp state and the
+	 * cgroup cannot be read */
+	bool proc_mounted;
 	/* vm.unprivileged_userfaultfd */
 	int sysctl; /* value or -errno */
 	/* device */

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -28,6 +29,9 @@
 #include "probe.h"
 
 #define PAYLOAD 64
+
+/* In a probe child: it has an IPC namespace of its own (child_main()). */
+static bool own_ipc_namespace;
 
 /* Shared between a child and the parent. */
 struct probe_slot {
@@ -202,8 +206,12 @@ static int stall_call(struct probe_slot *slot, enum stall_point point, char *tar
 		struct msgbuf *m = (struct msgbuf *)(target - sizeof(long));
 		m->mtype = 1;
 		int q = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
-		/* Outlives the process: the parent removes it if we are killed. */
-		atomic_store(&slot->msq, q);
+		/* Outlives the process, unless the child has an IPC namespace
+		 * of its own (child_main()): else the parent removes it if we
+		 * are killed.  (An id in our namespace must never reach it: in
+		 * the parent's it names another queue.) */
+		if (!own_ipc_namespace)
+			atomic_store(&slot->msq, q);
 		if (q < 0 || msgsnd(q, m, PAYLOAD, IPC_NOWAIT) < 0)
 			ret = -errno;
 		if (q >= 0 && msgctl(q, IPC_RMID, NULL) == 0)
@@ -307,6 +315,12 @@ static void child_main(struct probe_slot *slot, enum probe_who who, uid_t uid,
 {
 	struct probe_identity *id = &slot->id;
 
+	/* The msgsnd stall point's System V queue outlives its process: in
+	 * an IPC namespace of the child's own it goes with the child, also
+	 * when status is killed (SIGKILL) and cannot remove it.  That needs
+	 * CAP_SYS_ADMIN (root): for the others the parent removes the queue,
+	 * at the deadline or on a terminating signal (wait_children()). */
+	own_ipc_namespace = who != PROBE_SELF && unshare(CLONE_NEWIPC) == 0;
 	if (who != PROBE_SELF) {
 		int ret = identity_drop(uid, who == PROBE_PTRACE);
 		if (ret < 0) {
@@ -352,6 +366,51 @@ struct child {
 	int pipe_fd; /* read end: EOF when the child has exited */
 };
 
+/* A terminating signal must not leave a System V queue behind (the
+ * msgsnd stall point): while the children run, the signals that would
+ * kill us by default are caught, and let through once they are cleaned
+ * up.  caller_mask and caller_action are what the caller had. */
+static const int term_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+#define N_TERM_SIGNALS (sizeof(term_signals) / sizeof(term_signals[0]))
+static sigset_t caller_mask;
+static struct sigaction caller_action[N_TERM_SIGNALS];
+static bool caught[N_TERM_SIGNALS];
+static volatile sig_atomic_t term_signal;
+
+static void on_term_signal(int sig)
+{
+	term_signal = sig;
+}
+
+/* Catch the terminating signals left at their default action, and block
+ * them but inside wait_children()'s ppoll(). */
+static void catch_term_signals(void)
+{
+	sigset_t block;
+
+	sigemptyset(&block);
+	term_signal = 0;
+	for (size_t i = 0; i < N_TERM_SIGNALS; i++) {
+		struct sigaction sa = { .sa_handler = on_term_signal };
+		sigemptyset(&sa.sa_mask);
+		caught[i] = sigaction(term_signals[i], NULL, &caller_action[i]) == 0 &&
+			    caller_action[i].sa_handler == SIG_DFL &&
+			    sigaction(term_signals[i], &sa, NULL) == 0;
+		if (caught[i])
+			sigaddset(&block, term_signals[i]);
+	}
+	pthread_sigmask(SIG_BLOCK, &block, &caller_mask);
+}
+
+/* Give the caller its actions and mask back (children: at once). */
+static void restore_term_signals(void)
+{
+	for (size_t i = 0; i < N_TERM_SIGNALS; i++)
+		if (caught[i])
+			sigaction(term_signals[i], &caller_action[i], NULL);
+	pthread_sigmask(SIG_SETMASK, &caller_mask, NULL);
+}
+
 static int spawn(struct probe_slot *slot, enum probe_who who, uid_t uid,
 		 const struct probe_options *o, struct child *c)
 {
@@ -373,6 +432,7 @@ static int spawn(struct probe_slot *slot, enum probe_who who, uid_t uid,
 		return err;
 	}
 	if (pid == 0) {
+		restore_term_signals();
 		setpgid(0, 0);
 		close(p[0]);
 		child_main(slot, who, uid, o, parent);
@@ -385,21 +445,26 @@ static int spawn(struct probe_slot *slot, enum probe_who who, uid_t uid,
 	return 0;
 }
 
-/* Wait for every child until the deadline; then kill each process group
- * and reap, whatever happened. */
+/* Wait for every child until the deadline or a terminating signal; then
+ * kill each process group and reap, whatever happened. */
 static void wait_children(struct child *kids, int n, struct probe_slot *slots[], double deadline)
 {
 	int open_fds = n;
 
-	while (open_fds > 0) {
+	while (open_fds > 0 && !term_signal) {
 		struct pollfd p[PROBE_N_WHO];
-		int left = (int)(deadline - now_ms());
+		double left = deadline - now_ms();
 		if (left <= 0)
 			break;
+		long long ns = (long long)(left * 1e6);
+		struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
 		for (int i = 0; i < n; i++)
 			p[i] = (struct pollfd){ .fd = kids[i].pipe_fd, .events = POLLIN };
-		if (poll(p, (nfds_t)n, left) < 0 && errno != EINTR)
-			break;
+		if (ppoll(p, (nfds_t)n, &ts, &caller_mask) < 0) {
+			if (errno != EINTR)
+				break;
+			continue;
+		}
 		for (int i = 0; i < n; i++) {
 			if (kids[i].pipe_fd >= 0 && p[i].revents) {
 				close(kids[i].pipe_fd);
@@ -460,6 +525,7 @@ int probe_run(const struct probe_options *opts, struct probe_report *out)
 		return -errno;
 	memset(shared, 0, sizeof(*shared) * PROBE_N_WHO);
 
+	catch_term_signals();
 	bool can_switch = probe_can_switch_identity();
 	uid_t uid = can_switch ? identity_unused_id() : getuid();
 	for (int w = 0; w < PROBE_N_WHO; w++) {
@@ -481,5 +547,8 @@ int probe_run(const struct probe_options *opts, struct probe_report *out)
 	for (int w = 0; w < PROBE_N_WHO; w++)
 		out->who[w] = shared[w].id;
 	munmap(shared, sizeof(*shared) * PROBE_N_WHO);
+	restore_term_signals();
+	if (term_signal)
+		raise(term_signal); /* the caller's action now: by default, the end */
 	return ret;
 }

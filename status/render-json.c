@@ -149,6 +149,7 @@ char *status_render_json(const struct status_facts *f, const struct assessment *
 	ADD(o, "name", json_object_new_string(SYSCTL_NAME));
 	ADD(o, "value", f->sysctl >= 0 ? json_object_new_int(f->sysctl) : NULL);
 	ADD(o, "errno", f->sysctl < 0 ? jerr(f->sysctl) : NULL);
+	ADD(o, "proc_mounted", json_object_new_boolean(f->proc_mounted));
 	ADD(o, "semantics", json_object_new_string(f->new_semantics ? "5.11+" : "pre-5.11"));
 	ADD(o, "policy",
 	    f->sysctl >= 0 ? json_object_new_string(sysctl_policy_name(f->sysctl, f->new_semantics))
@@ -244,6 +245,16 @@ char *status_render_json(const struct status_facts *f, const struct assessment *
 	ADD(o, "exit_code", json_object_new_int(exit_code));
 	ADD(o, "complete", json_object_new_boolean(a->complete));
 	ADD(o, "reasons", jlist(&a->reasons));
+	json_object *fixes = json_object_new_array();
+	for (int i = 0; i < a->reasons.n; i++) {
+		if (!a->fix[i])
+			continue;
+		json_object *e = json_object_new_object();
+		ADD(e, "reason", json_object_new_string(a->reasons.item[i]));
+		ADD(e, "fix", json_object_new_string(a->fix[i]));
+		json_object_array_add(fixes, e);
+	}
+	ADD(o, "fixes", fixes);
 	ADD(o, "warnings", jlist(&a->warnings));
 	ADD(o, "not_checked", jlist(&a->not_checked));
 	ADD(root, "verdict", o);

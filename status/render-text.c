@@ -18,10 +18,19 @@ static void mode_string(mode_t m, char out[11])
 	out[10] = '\0';
 }
 
-static void write_list(FILE *out, const char *title, const struct status_list *l)
+/* SGR sequences, or nothing when the output is not for a colour terminal. */
+struct colours {
+	const char *verdict, *fix, *off;
+};
+
+static void write_list(FILE *out, const char *title, const struct status_list *l,
+		       char *const *fix, const struct colours *c)
 {
-	for (int i = 0; i < l->n; i++)
+	for (int i = 0; i < l->n; i++) {
 		fprintf(out, "  %s %s\n", title, l->item[i]);
+		if (fix && fix[i])
+			fprintf(out, "    %sfix:%s %s\n", c->fix, c->off, fix[i]);
+	}
 }
 
 static void write_stall(FILE *out, const struct stall_result *r)
@@ -72,7 +81,7 @@ static void write_lsm(FILE *out, const struct status_lsm *l)
 }
 
 static void write_text(FILE *out, const struct status_facts *f, const struct assessment *a,
-		       int exit_code)
+		       int exit_code, bool colour)
 {
 	char buf[1024], mode[11];
 
@@ -98,8 +107,12 @@ static void write_text(FILE *out, const struct status_facts *f, const struct ass
 		fprintf(out, "sysctl          %s = %d (%s): %s\n", SYSCTL_NAME, f->sysctl,
 			sysctl_policy_name(f->sysctl, f->new_semantics),
 			sysctl_meaning(f->sysctl, f->new_semantics));
+	else if (!f->proc_mounted)
+		fprintf(out, "sysctl          %s: could not read %s: /proc is not mounted\n",
+			SYSCTL_NAME, SYSCTL_PATH);
 	else
-		fprintf(out, "sysctl          %s: %s\n", SYSCTL_NAME, strerror(-f->sysctl));
+		fprintf(out, "sysctl          %s: could not read %s: %s\n", SYSCTL_NAME,
+			SYSCTL_PATH, strerror(-f->sysctl));
 	write_lsm(out, &f->lsm);
 
 	if (f->device_stat < 0) {
@@ -119,9 +132,13 @@ static void write_text(FILE *out, const struct status_facts *f, const struct ass
 	}
 
 	static const char *const seccomp_modes[] = { "disabled", "strict", "filter" };
-	fprintf(out, "process         uid %u; seccomp %s, %ld filter%s; ", (unsigned)f->uid,
-		f->seccomp >= 0 && f->seccomp <= 2 ? seccomp_modes[f->seccomp] : "unknown",
-		f->seccomp_filters, f->seccomp_filters == 1 ? "" : "s");
+	fprintf(out, "process         uid %u; ", (unsigned)f->uid);
+	if (f->seccomp >= 0 && f->seccomp <= 2 && f->seccomp_filters >= 0)
+		fprintf(out, "seccomp %s, %ld filter%s; ", seccomp_modes[f->seccomp],
+			f->seccomp_filters, f->seccomp_filters == 1 ? "" : "s");
+	else
+		fprintf(out, "seccomp state could not be read from /proc/self/status%s; ",
+			f->proc_mounted ? "" : " (/proc is not mounted)");
 	if (f->marker_ours)
 		fprintf(out, "uffdguard %s in force, policy %s\n",
 			enforcer_info(f->marker_enforcer)->noun, policy_name(&f->marker_policy));
@@ -185,13 +202,24 @@ static void write_text(FILE *out, const struct status_facts *f, const struct ass
 	}
 	fprintf(out, "; setuid fusermount: %s\n", f->fusermount.n ? f->fusermount.item[0] : "none");
 
-	fprintf(out, "\nverdict: %s (exit %d)\n", exposure_name(a->exposure), exit_code);
-	write_list(out, "-", &a->reasons);
-	write_list(out, "! warning:", &a->warnings);
-	write_list(out, "? not checked:", &a->not_checked);
+	static const char *const verdict_sgr[EXPOSURE_N] = {
+		[EXPOSURE_PROTECTED] = "\033[1;32m",
+		[EXPOSURE_EXPOSED] = "\033[1;31m",
+		[EXPOSURE_UNAVAILABLE] = "\033[1m",
+		[EXPOSURE_UNDETERMINED] = "\033[1;33m",
+	};
+	const struct colours c = colour ? (struct colours){ verdict_sgr[a->exposure], "\033[1m",
+							    "\033[0m" }
+					: (struct colours){ "", "", "" };
+	fprintf(out, "\nverdict: %s%s%s (exit %d)\n", c.verdict, exposure_name(a->exposure), c.off,
+		exit_code);
+	write_list(out, "-", &a->reasons, a->fix, &c);
+	write_list(out, "! warning:", &a->warnings, NULL, &c);
+	write_list(out, "? not checked:", &a->not_checked, NULL, &c);
 }
 
-char *status_render_text(const struct status_facts *f, const struct assessment *a, int exit_code)
+char *status_render_text(const struct status_facts *f, const struct assessment *a, int exit_code,
+			 bool colour)
 {
 	char *text = NULL;
 	size_t len;
@@ -199,7 +227,7 @@ char *status_render_text(const struct status_facts *f, const struct assessment *
 
 	if (!out)
 		return NULL;
-	write_text(out, f, a, exit_code);
+	write_text(out, f, a, exit_code, colour);
 	if (ferror(out) | fclose(out)) {
 		free(text);
 		return NULL;

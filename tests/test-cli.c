@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* The command line: --help, --version, and usage errors (exit 2). */
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "cli-run.h"
 #include "harness.h"
+#include "libuffd.h"
 
 static struct cli_result result;
 
@@ -16,11 +20,16 @@ TEST(help_lists_the_commands_on_stdout)
 	ASSERT_EQ(o->err[0], '\0');
 }
 
+/* One version everywhere: the tool's and the library's (asked at run
+ * time) come from meson.build (the man pages': tests/check-man). */
 TEST(version)
 {
 	struct cli_result *o = RUN("--version");
+	char tool[32], lib[32];
 	ASSERT_EQ(o->status, 0);
-	ASSERT_TRUE(!strncmp(o->out, "uffdguard ", 10));
+	ASSERT_EQ(sscanf(o->out, "uffdguard %31s (libuffd %31[^)])", tool, lib), 2);
+	ASSERT_STREQ(lib, tool);
+	ASSERT_STREQ(libuffd_version(), tool); /* the library this test runs with */
 }
 
 TEST(no_command_is_a_usage_error)
@@ -109,5 +118,49 @@ TEST(every_verb_lists_its_exit_codes_in_its_help)
 		ASSERT_TRUE(e != NULL);
 		ASSERT_TRUE(strstr(e, " 2 usage error"));
 		ASSERT_EQ(o->out[strlen(o->out) - 2], '.');
+	}
+}
+
+/* Standard output that cannot be written (a full disk, a closed
+ * descriptor) is an error with a message, never a silent verdict. */
+static void stdout_to_full(void)
+{
+	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || dup2(fd, 1) < 0)
+		_exit(126);
+}
+
+static void stdout_closed(void)
+{
+	close(1);
+}
+
+TEST(reports_that_cannot_be_written_fail_with_a_message)
+{
+	static const struct {
+		const char *args[8];
+		int code; /* the verb's "uffdguard itself failed" */
+	} reports[] = {
+		{ { "status", "--device", "/nonexistent/userfaultfd", "--hold", "1", NULL }, 4 },
+		{ { "status", "--json", "--device", "/nonexistent/userfaultfd", "--hold", "1", NULL },
+		  4 },
+		{ { "sysctl", "show", NULL }, 1 },
+		{ { "--version", NULL }, 1 },
+		{ { "status", "--help", NULL }, 4 },
+	};
+	void (*ways[])(void) = { stdout_to_full, stdout_closed };
+	struct cli_result r;
+
+	for (size_t w = 0; w < 2; w++) {
+		for (size_t i = 0; i < sizeof(reports) / sizeof(reports[0]); i++) {
+			cli_pre_exec = ways[w];
+			cli_run(WHO_ROOT, reports[i].args, &r);
+			cli_pre_exec = NULL;
+			if (r.status != reports[i].code)
+				FAIL("uffdguard %s %s with stdout %s: exit %d, want %d (stderr: %s)",
+				     reports[i].args[0], reports[i].args[1] ? reports[i].args[1] : "",
+				     w ? "closed" : "on /dev/full", r.status, reports[i].code, r.err);
+			ASSERT_CONTAINS(r.err, "standard output: ");
+		}
 	}
 }

@@ -5,15 +5,23 @@
  * world-accessible device, inside uffdguard run, a non-root caller), and
  * a hung probe that must leave no process behind.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <pty.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 
+#include "cleanup.h"
 #include "cli-run.h"
 #include "harness.h"
 #include "identity.h"
@@ -220,6 +228,40 @@ TEST(world_accessible_device_is_exposed_despite_sysctl_0)
 	ASSERT_STREQ(attempt(j, UNPRIV, 2), "null"); /* ...the device does not */
 	ASSERT_STREQ(jstr(j, UNPRIV ".stall.descriptor"), "device");
 	assert_all_held(j, UNPRIV, 50);
+	/* What to do names the node. */
+	char want[2 * PATH_MAX + 64];
+	snprintf(want, sizeof(want), "chown root:root %s && chmod 0600 %s", dev, dev);
+	ASSERT_CONTAINS(jstr(j, "verdict.fixes.0.fix"), want);
+	ASSERT_CONTAINS(jstr(j, "verdict.fixes.0.reason"), "is open to unprivileged processes");
+}
+
+/* Each reason for "exposed" comes with the command that removes it, in
+ * both outputs; "protected" has none. */
+TEST(exposed_reasons_carry_the_command_that_fixes_them)
+{
+	require_root();
+	const char *dev = "/nonexistent/userfaultfd"; /* no device */
+	struct cli_result r;
+
+	sysctl_set(1);
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5");
+	json_object *j = cli_json(&r);
+	ASSERT_EQ(r.status, 1);
+	ASSERT_EQ(json_object_array_length(jat(j, "verdict.fixes")), 1);
+	ASSERT_CONTAINS(jstr(j, "verdict.fixes.0.reason"),
+			"without UFFD_USER_MODE_ONLY is allowed");
+	ASSERT_CONTAINS(jstr(j, "verdict.fixes.0.fix"), "uffdguard sysctl apply user-mode-only");
+	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.out, "is allowed to unprivileged processes (vm.unprivileged_userfaultfd = "
+			       "1: every process may create descriptors that handle kernel-mode "
+			       "faults)\n    fix: uffdguard sysctl apply user-mode-only --persist");
+
+	sysctl_set(0);
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5");
+	j = cli_json(&r);
+	ASSERT_EQ(r.status, 0);
+	ASSERT_EQ(json_object_array_length(jat(j, "verdict.fixes")), 0);
 }
 
 /* The probe's unused uid is not in that group, but its members can open
@@ -335,7 +377,7 @@ TEST(no_unprivileged_probe_is_not_protected)
 	CLI(WHO_ROOT, &r, "status", "--json", "--device", "/nonexistent/userfaultfd");
 	json_object *j = cli_json(&r);
 	ASSERT_EQ(r.status, 4);
-	ASSERT_STREQ(jstr(j, "verdict.status"), "unknown");
+	ASSERT_STREQ(jstr(j, "verdict.status"), "undetermined");
 	ASSERT_EQ(jint(j, "verdict.exit_code"), 4);
 	ASSERT_TRUE(!jbool(j, "verdict.complete"));
 	ASSERT_CONTAINS(jstr(j, "verdict.not_checked.0"), "CAP_SYS_PTRACE");
@@ -345,7 +387,7 @@ TEST(no_unprivileged_probe_is_not_protected)
 	CLI(WHO_ROOT, &r, "status");
 	cli_pre_exec = NULL;
 	ASSERT_EQ(r.status, 4);
-	ASSERT_CONTAINS(r.out, "verdict: unknown (exit 4)");
+	ASSERT_CONTAINS(r.out, "verdict: undetermined (exit 4)");
 }
 
 /* Six descriptors: status holds 0-2 and its probe pipes, so the probe
@@ -381,8 +423,20 @@ TEST(non_root_caller_probes_as_itself)
 	struct cli_result r;
 
 	sysctl_set(0);
+	/* Not everything could be checked: never "protected"... */
 	CLI(WHO_UNPRIV, &r, "status", "--json", "--device", dev);
 	json_object *j = cli_json(&r);
+	ASSERT_EQ(r.status, 4);
+	ASSERT_STREQ(jstr(j, "verdict.status"), "undetermined");
+	ASSERT_TRUE(!jbool(j, "verdict.complete"));
+	ASSERT_CONTAINS(json_object_to_json_string(jat(j, "verdict.reasons")), "--accept-partial");
+	CLI(WHO_UNPRIV, &r, "status", "--device", dev);
+	ASSERT_EQ(r.status, 4);
+	ASSERT_CONTAINS(r.out, "verdict: undetermined (exit 4)");
+	ASSERT_CONTAINS(r.out, "not checked: not root");
+	/* ...unless the caller takes the part that could. */
+	CLI(WHO_UNPRIV, &r, "status", "--json", "--device", dev, "--accept-partial");
+	j = cli_json(&r);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_STREQ(jstr(j, "verdict.status"), "protected");
 	ASSERT_TRUE(!jbool(j, "verdict.complete"));
@@ -470,6 +524,308 @@ TEST(probe_killed_in_msgsnd_leaves_no_queue)
 	ASSERT_STREQ(jstr(j, UNPRIV ".stall.points.0.outcome"), "held");
 	ASSERT_STREQ(jstr(j, UNPRIV ".stall.points.1.outcome"), "timeout");
 	ASSERT_EQ(message_queues(), before);
+}
+
+/* A process held in msgsnd() when `status` itself is killed: its System
+ * V queue, which outlives processes, must not stay behind (SIGTERM: the
+ * probe cleans up first; SIGKILL: the queue lived in the probe child's own
+ * IPC namespace and went with it). */
+/* A child of `parent` with a thread inside msgsnd(), or 0.  (The probe's
+ * children are not dumpable: their /proc files are root's, whatever
+ * their uid.) */
+static pid_t in_msgsnd(pid_t parent)
+{
+	char path[96], buf[64];
+	pid_t found = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	while (!found && d && (e = readdir(d))) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		cleanup_file FILE *st = pid > 0 ? fopen(path, "re") : NULL;
+		int ppid = 0;
+		/* pid (comm) state ppid: comm may hold spaces, not ')'. */
+		if (!st || !fgets(buf, sizeof(buf), st) || !strrchr(buf, ')') ||
+		    sscanf(strrchr(buf, ')') + 1, " %*c %d", &ppid) != 1 || ppid != parent)
+			continue;
+		/* Every thread: the faulting one is not the leader. */
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		DIR *t = opendir(path);
+		struct dirent *te;
+		while (!found && t && (te = readdir(t))) {
+			snprintf(path, sizeof(path), "/proc/%d/task/%.20s/syscall", pid, te->d_name);
+			int fd = open(path, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+			if (fd >= 0)
+				close(fd);
+			if (n > 0 && (buf[n] = '\0', atoi(buf) == SYS_msgsnd))
+				found = pid;
+		}
+		if (t)
+			closedir(t);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/* Wait (a minute at most) until status's probe is held in msgsnd(). */
+static pid_t held_in_msgsnd(pid_t status_pid)
+{
+	for (int tries = 0; tries < 20000; tries++) {
+		pid_t pid = in_msgsnd(status_pid);
+		if (pid)
+			return pid;
+		ASSERT_EQ(waitpid(status_pid, NULL, WNOHANG), 0); /* still running */
+		usleep(1000);
+	}
+	FAIL("no probe process of status (pid %d) was held in msgsnd within a minute",
+	     (int)status_pid);
+}
+
+static void kill_status_in_msgsnd(int sig, enum who who)
+{
+	require_root();
+	ASSERT_SYS(unshare(CLONE_NEWIPC)); /* status inherits it; count ours only */
+	sysctl_set(1);
+	int before = message_queues();
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s", cli_path());
+
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		dup2(null, 1);
+		if (who != WHO_ROOT && identity_drop(identity_unused_id(), false) < 0)
+			_exit(126);
+		execl(path, path, "status", "--device", "/nonexistent/userfaultfd", "--hold", "10000",
+		      "--probe-timeout", "600000", (char *)NULL);
+		_exit(127);
+	}
+	pid_t probe = held_in_msgsnd(pid);
+	ASSERT_SYS(kill(pid, sig));
+	int status;
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+	/* The probe child dies with status (PR_SET_PDEATHSIG) or was killed
+	 * by it: wait until it is gone, then count. */
+	for (int tries = 0; kill(probe, 0) == 0; tries++) {
+		ASSERT_TRUE(tries < 60000);
+		usleep(1000);
+	}
+	ASSERT_EQ(message_queues(), before);
+}
+
+TEST(status_terminated_in_msgsnd_leaves_no_queue)
+{
+	kill_status_in_msgsnd(SIGTERM, WHO_ROOT);
+}
+
+TEST(status_killed_in_msgsnd_leaves_no_queue)
+{
+	kill_status_in_msgsnd(SIGKILL, WHO_ROOT);
+}
+
+/* A caller that is not root gets no IPC namespace: status removes the
+ * queue itself before the signal takes it. */
+TEST(non_root_status_terminated_in_msgsnd_leaves_no_queue)
+{
+	kill_status_in_msgsnd(SIGTERM, WHO_UNPRIV);
+}
+
+/* Without /proc the sysctl, the seccomp state and the cgroup cannot be
+ * read: say so, and never a value nobody read. */
+static void without_proc(void)
+{
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/proc", "tmpfs", 0, NULL) < 0)
+		_exit(126);
+}
+
+/* The build of uffdguard under test carries a sanitizer runtime when this
+ * program does (they are built together). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+
+TEST(without_proc_what_could_not_be_read_is_said)
+{
+	require_root();
+#ifdef SANITIZED
+	SKIP("the sanitizer runtimes read /proc themselves (maps, tasks) and fail without it; "
+	     "the gcc build runs this case");
+#endif
+	const char *dev = "/nonexistent/userfaultfd"; /* no device */
+	struct cli_result r;
+
+	sysctl_set(0);
+	cli_pre_exec = without_proc;
+	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5");
+	ASSERT_EQ(r.status, 4);
+	ASSERT_CONTAINS(r.out, "vm.unprivileged_userfaultfd: could not read "
+			       "/proc/sys/vm/unprivileged_userfaultfd: /proc is not mounted");
+	ASSERT_CONTAINS(r.out, "seccomp state could not be read");
+	ASSERT_CONTAINS(r.out, "not checked: /proc is not mounted");
+	ASSERT_CONTAINS(r.out, "verdict: undetermined (exit 4)");
+	if (strstr(r.out, "= -") || strstr(r.out, "-1 filter") || strstr(r.out, "does not know"))
+		FAIL("a value nobody read:\n%s", r.out);
+
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5");
+	json_object *j = cli_json(&r);
+	ASSERT_TRUE(!jbool(j, "sysctl.proc_mounted"));
+	ASSERT_TRUE(jat(j, "sysctl.value") == NULL);
+	ASSERT_TRUE(jat(j, "process.seccomp") == NULL);
+	ASSERT_TRUE(!jbool(j, "verdict.complete"));
+
+	/* The probe still decides what it can prove: exposed. */
+	sysctl_set(1);
+	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5");
+	cli_pre_exec = NULL;
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.out, "vm.unprivileged_userfaultfd could not be read");
+	if (strstr(r.out, "= -"))
+		FAIL("a value nobody read:\n%s", r.out);
+}
+
+/* Colour only on a terminal, and not with NO_COLOR. */
+static const char *status_on_a_terminal(const char *no_color, char *buf, size_t size)
+{
+	int master;
+	char path[PATH_MAX];
+	snprintf(path, sizeof(path), "%s", cli_path());
+	pid_t pid = ASSERT_SYS(forkpty(&master, NULL, NULL, NULL));
+	if (pid == 0) {
+		if (no_color)
+			setenv("NO_COLOR", no_color, 1);
+		else
+			unsetenv("NO_COLOR");
+		setenv("TERM", "xterm", 1);
+		execl(path, path, "status", "--device", "/nonexistent/userfaultfd", "--hold", "5",
+		      (char *)NULL);
+		_exit(127);
+	}
+	size_t used = 0;
+	ssize_t n;
+	/* EIO once the child is gone and the slave closed. */
+	while (used < size - 1 && ((n = read(master, buf + used, size - 1 - used)) > 0 ||
+				   (n < 0 && errno == EINTR)))
+		used += n > 0 ? (size_t)n : 0;
+	buf[used] = '\0';
+	close(master);
+	ASSERT_SYS(waitpid(pid, NULL, 0));
+	return buf;
+}
+
+TEST(colour_only_on_a_terminal_and_never_with_NO_COLOR)
+{
+	require_root();
+	static char buf[65536];
+	struct cli_result r;
+
+	sysctl_set(1);
+	ASSERT_CONTAINS(status_on_a_terminal(NULL, buf, sizeof(buf)), "verdict: \033[1;31mexposed");
+	ASSERT_CONTAINS(buf, "\033[1mfix:\033[0m uffdguard sysctl apply");
+	ASSERT_TRUE(!strchr(status_on_a_terminal("1", buf, sizeof(buf)), '\033'));
+	ASSERT_CONTAINS(buf, "verdict: exposed");
+	CLI(WHO_ROOT, &r, "status", "--device", "/nonexistent/userfaultfd", "--hold", "5");
+	ASSERT_TRUE(!strchr(r.out, '\033')); /* a pipe */
+	CLI(WHO_ROOT, &r, "status", "--color", "always", "--device", "/nonexistent/userfaultfd",
+	    "--hold", "5");
+	ASSERT_CONTAINS(r.out, "\033[1;31mexposed");
+}
+
+/* The textfile for node_exporter: written whole (a temporary file renamed
+ * over it), readable by others, in the format promtool accepts. */
+static const char *promtool(void)
+{
+	static const char *const paths[] = { "/usr/bin/promtool", "/usr/local/bin/promtool" };
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		if (access(paths[i], X_OK) == 0)
+			return paths[i];
+	return NULL;
+}
+
+/* `promtool check metrics < file`: its exit status and what it said. */
+static int promtool_check(const char *tool, const char *file, char *said, size_t size)
+{
+	int p[2];
+	ASSERT_SYS(pipe2(p, O_CLOEXEC));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		int in = open(file, O_RDONLY | O_CLOEXEC);
+		if (in < 0 || dup2(in, 0) < 0 || dup2(p[1], 1) < 0 || dup2(p[1], 2) < 0)
+			_exit(126);
+		execl(tool, tool, "check", "metrics", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	size_t used = 0;
+	ssize_t n;
+	while (used < size - 1 && (n = read(p[0], said + used, size - 1 - used)) > 0)
+		used += (size_t)n;
+	said[used] = '\0';
+	close(p[0]);
+	int status;
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(prometheus_textfile_is_written_whole_and_promtool_accepts_it)
+{
+	require_root();
+	char dir[] = "/tmp/uffdguard-prom.XXXXXX", file[64], text[16384], said[4096];
+	struct cli_result r;
+	struct stat st;
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(file, sizeof(file), "%s/uffdguard.prom", dir);
+	sysctl_set(1);
+	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", file, "--device",
+	    "/nonexistent/userfaultfd", "--hold", "5");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_SYS(stat(file, &st));
+	ASSERT_EQ(st.st_mode & 0777, 0644);
+	ASSERT_EQ(dir_entries(dir), 1); /* no temporary file left */
+	read_text(file, text, sizeof(text));
+	ASSERT_CONTAINS(text, "# TYPE uffdguard_status gauge\n");
+	ASSERT_CONTAINS(text, "uffdguard_status{status=\"exposed\"} 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_status{status=\"protected\"} 0\n");
+	ASSERT_CONTAINS(text, "uffdguard_sysctl_unprivileged_userfaultfd 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_stall_held{identity=\"unprivileged\",point=\"msgsnd\"} 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_probe_created{identity=\"unprivileged\",way=\"syscall\"} 1\n");
+
+	sysctl_set(0);
+	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", file, "--device",
+	    "/nonexistent/userfaultfd", "--hold", "5");
+	ASSERT_EQ(r.status, 0);
+	read_text(file, text, sizeof(text));
+	ASSERT_CONTAINS(text, "uffdguard_status{status=\"protected\"} 1\n");
+	ASSERT_CONTAINS(text, "uffdguard_stall_held{identity=\"unprivileged\",point=\"msgsnd\"} 0\n");
+
+	/* A symbolic link is refused before anything is probed or written. */
+	char link[80];
+	snprintf(link, sizeof(link), "%s/link.prom", dir);
+	ASSERT_SYS(symlink("/etc/passwd", link));
+	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", link, "--device",
+	    "/nonexistent/userfaultfd", "--hold", "5");
+	ASSERT_EQ(r.status, 4);
+	ASSERT_CONTAINS(r.err, "symbolic link");
+
+	const char *tool = promtool();
+	if (tool) {
+		int code = promtool_check(tool, file, said, sizeof(said));
+		if (code != 0)
+			FAIL("promtool check metrics: exit %d:\n%s", code, said);
+	}
+	remove_tree(dir);
+	if (!tool)
+		SKIP("the format was checked by hand only: promtool (Debian package prometheus) "
+		     "is not installed");
 }
 
 /* `uffdguard run` reports its policy to status from inside (marker.h).

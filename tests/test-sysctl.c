@@ -43,7 +43,7 @@ TEST(apply_sets_the_knob)
 	CLI(WHO_ROOT, &r, "sysctl", "apply", "allow");
 	ASSERT_EQ(r.status, 0);
 	ASSERT_EQ(sysctl_get(), 1);
-	/* The reviewer's single-knob names are presets too: 2 = user-mode-only. */
+	/* The values of Peter Xu's single-knob suggestion are presets too: 2 = user-mode-only. */
 	CLI(WHO_ROOT, &r, "sysctl", "apply", "2");
 	ASSERT_EQ(r.status, 0);
 	ASSERT_EQ(sysctl_get(), 0);
