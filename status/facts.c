@@ -61,6 +61,7 @@ static void gather_kernel(struct status_facts *f)
 	snprintf(f->release, sizeof(f->release), "%s", u.release);
 	f->new_semantics = sysctl_new_semantics(f->release);
 	f->sysctl = sysctl_read();
+	f->covers_dev = sysctl_covers_dev_read();
 
 	int fd = libuffd_open(&(struct libuffd_open_opts){ .flags = LIBUFFD_OPEN_SYSCALL_ONLY },
 			      &rep);
