@@ -1,9 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* uffdguard sysctl show | apply, on the real knob (restored after each
- * case by the harness) and with drop-ins in a private directory. */
+/* uffdguard sysctl show | apply, on the real knobs (restored after each
+ * case by the harness) and with drop-ins in a private directory; and the
+ * kernel's own answers for every value of the knobs, against
+ * policy_decide(). */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/userfaultfd.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "cli-run.h"
 #include "harness.h"
@@ -462,4 +474,282 @@ TEST(usage_errors_exit_2)
 	CLI(WHO_ROOT, &r, "sysctl", "--help");
 	ASSERT_EQ(r.status, 0);
 	ASSERT_CONTAINS(r.out, "Usage: uffdguard sysctl show");
+}
+
+/* ---- the kernel against policy_decide() ------------------------------ */
+
+/* Flags as the raw 64-bit argument: none, the flag, the fcntl flags,
+ * unknown bits with and without the flag, and garbage in the upper half
+ * (the kernel takes an int: only the lower 32 bits count). */
+static const uint64_t truth_flags[] = {
+	0,
+	UFFD_USER_MODE_ONLY,
+	O_CLOEXEC | O_NONBLOCK,
+	O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY,
+	0x2,
+	0x2 | UFFD_USER_MODE_ONLY,
+	0x80000000u,
+	0x80000000u | UFFD_USER_MODE_ONLY,
+	0xdeadbeef00000000ull,
+	0xdeadbeef00000000ull | UFFD_USER_MODE_ONLY,
+	0xffffffff00000002ull,
+};
+#define N_TRUTH_FLAGS (sizeof(truth_flags) / sizeof(truth_flags[0]))
+
+/* The callers: who runs them, whether capable(CAP_SYS_PTRACE) holds. */
+static const struct {
+	const char *name;
+	enum who who;
+	bool userns; /* root of a new user namespace */
+	bool privileged;
+} truth_callers[] = {
+	{ "unused uid", WHO_UNPRIV, false, false },
+	{ "unused uid with CAP_SYS_PTRACE", WHO_UNPRIV_PTRACE, false, true },
+	{ "root of a user namespace", WHO_ROOT, true, false },
+};
+#define N_TRUTH_CALLERS (sizeof(truth_callers) / sizeof(truth_callers[0]))
+
+/* In shared memory: the child writes what the kernel said. */
+struct truth_calls {
+	const char *dev;
+	bool userns;
+	int result[2][N_TRUTH_FLAGS]; /* [path][flags]: 0 or -errno */
+	int open_err;                 /* opening the private node */
+};
+
+static int kernel_call(enum call_path path, int dev, uint64_t flags)
+{
+	int fd = path == CALL_SYSCALL ? (int)syscall(__NR_userfaultfd, (unsigned long)flags)
+				      : ioctl(dev, USERFAULTFD_IOC_NEW, (unsigned long)flags);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int make_truth_calls(void *arg)
+{
+	struct truth_calls *t = arg;
+
+	if (t->userns && unshare(CLONE_NEWUSER) < 0)
+		return -errno;
+	int dev = open(t->dev, O_RDWR | O_CLOEXEC);
+	t->open_err = dev < 0 ? -errno : 0;
+	for (size_t i = 0; i < N_TRUTH_FLAGS; i++) {
+		t->result[CALL_SYSCALL][i] = kernel_call(CALL_SYSCALL, dev, truth_flags[i]);
+		t->result[CALL_DEVICE_IOCTL][i] =
+			dev < 0 ? t->open_err : kernel_call(CALL_DEVICE_IOCTL, dev, truth_flags[i]);
+	}
+	if (dev >= 0)
+		close(dev);
+	return 0;
+}
+
+/* What the kernel should answer when the policy says v: EPERM and EINVAL
+ * as they are, and for "allow" the kernel's own check of the flags. */
+static int expected_errno(enum verdict v, uint64_t flags)
+{
+	if (v == VERDICT_EPERM)
+		return -EPERM;
+	if (v == VERDICT_EINVAL || ((uint32_t)flags & ~POLICY_KNOWN_FLAGS))
+		return -EINVAL;
+	return 0;
+}
+
+static bool sysctl_accepts(const char *path, int value)
+{
+	char text[16];
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		FAIL("%s: %s", path, strerror(errno));
+	int len = snprintf(text, sizeof(text), "%d\n", value);
+	bool ok = write(fd, text, (size_t)len) == len;
+	int e = errno;
+	close(fd);
+	if (!ok && e != EINVAL)
+		FAIL("writing %d to %s: %s", value, path, strerror(e));
+	return ok;
+}
+
+/* Every value each knob accepts (vm.unprivileged_userfaultfd: 0 and 1 on
+ * Linux 5.11+, also 2 with the series; covers_dev 0 and 1 with the
+ * series, else the device ignores the knob) x the three callers x both
+ * paths x every flag value: the kernel's answer is policy_decide()'s for
+ * the policy the knobs amount to (sysctl_policy(), cover_device from
+ * covers_dev). */
+TEST(kernel_answers_equal_policy_decide)
+{
+	char dev[PATH_MAX];
+	int mismatches = 0, calls = 0;
+
+	struct utsname un;
+
+	require_root();
+	uname(&un);
+	if (!sysctl_new_semantics(un.release))
+		SKIP("Linux %s is older than 5.11: no UFFD_USER_MODE_ONLY", un.release);
+	bool series = covers_dev_get() >= 0;
+	struct truth_calls *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(t != MAP_FAILED);
+	make_private_device(dev, 0, 0, 0666);
+	for (int u = 0; u <= SYSCTL_DENY; u++) {
+		if (!sysctl_accepts(SYSCTL_PATH, u)) {
+			if (u == SYSCTL_DENY && !series)
+				continue; /* Linux without the series: 0 and 1 only */
+			FAIL("the kernel refuses %s = %d", SYSCTL_NAME, u);
+		}
+		for (int c = 0; c <= (series ? 1 : 0); c++) {
+			if (series)
+				sysctl_accepts(SYSCTL_COVERS_DEV_PATH, c);
+			struct policy p;
+			ASSERT_TRUE(sysctl_policy(u, true, &p));
+			p.cover_device = c;
+			for (size_t w = 0; w < N_TRUTH_CALLERS; w++) {
+				memset(t, 0, sizeof(*t));
+				t->dev = dev;
+				t->userns = truth_callers[w].userns;
+				int r = run_as(truth_callers[w].who, make_truth_calls, t);
+				if (r < 0) {
+					remove_private_device(dev);
+					if (t->userns)
+						SKIP("unshare(CLONE_NEWUSER): %s", strerror(-r));
+					FAIL("%s: %s", truth_callers[w].name, strerror(-r));
+				}
+				if (t->open_err) {
+					remove_private_device(dev);
+					FAIL("%s cannot open the private node %s: %s",
+					     truth_callers[w].name, dev, strerror(-t->open_err));
+				}
+				for (int path = CALL_SYSCALL; path <= CALL_DEVICE_IOCTL; path++)
+					for (size_t i = 0; i < N_TRUTH_FLAGS; i++) {
+						struct call call = { .path = (enum call_path)path,
+								     .flags = truth_flags[i] };
+						int want = expected_errno(
+							policy_decide(&p, truth_callers[w].privileged,
+								      &call),
+							truth_flags[i]);
+						int got = t->result[path][i];
+						calls++;
+						if (got == want)
+							continue;
+						mismatches++;
+						printf("# %s=%d covers_dev=%d %s %s flags=0x%llx: kernel "
+						       "%s, policy_decide() %s\n",
+						       SYSCTL_NAME, u, c, truth_callers[w].name,
+						       path == CALL_SYSCALL ? "userfaultfd(2)"
+									    : "USERFAULTFD_IOC_NEW",
+						       (unsigned long long)truth_flags[i],
+						       got ? strerror(-got) : "a descriptor",
+						       want ? strerror(-want) : "a descriptor");
+					}
+			}
+		}
+	}
+	remove_private_device(dev);
+	munmap(t, sizeof(*t));
+	printf("# %d calls, %d different from policy_decide()%s\n", calls, mismatches,
+	       series ? "" : " (a kernel without the vm.unprivileged_userfaultfd=2 series: "
+			     "0 and 1, the device uncovered)");
+	ASSERT_EQ(mismatches, 0);
+}
+
+/* The kernel takes exactly the values it documents: 0..1 without the
+ * series, 0..2 with it, and covers_dev 0..1. */
+TEST(sysctl_refuses_out_of_range_values)
+{
+	require_root();
+	bool series = covers_dev_get() >= 0;
+	int top = series ? SYSCTL_DENY : 1;
+
+	for (int v = -1; v <= 3; v++) {
+		bool in_range = v >= 0 && v <= top;
+		sysctl_set(1);
+		ASSERT_EQ(sysctl_accepts(SYSCTL_PATH, v), in_range);
+		ASSERT_EQ(sysctl_get(), in_range ? v : 1); /* a refused write changes nothing */
+	}
+	if (!series)
+		SKIP("%s is missing: a kernel without the vm.unprivileged_userfaultfd=2 patch "
+		     "series (kernel/); vm.unprivileged_userfaultfd takes 0 and 1 here, as it should",
+		     SYSCTL_COVERS_DEV_PATH);
+	for (int v = -1; v <= 2; v++) {
+		bool in_range = v == 0 || v == 1;
+		covers_dev_set(1);
+		ASSERT_EQ(sysctl_accepts(SYSCTL_COVERS_DEV_PATH, v), in_range);
+		ASSERT_EQ(covers_dev_get(), in_range ? v : 1);
+	}
+}
+
+/* What `uffdguard status` found, kept across runs. */
+struct status_seen {
+	int exit;
+	char verdict[32];
+	bool stall_ran;
+	int stall_refused; /* stall points refused */
+	int attempts_wrong;
+};
+
+/* `uffdguard status` as root with a private world-accessible node, and
+ * how many of the unprivileged probe's attempts (0 syscall, 1 syscall +
+ * flag, 2 device, 3 device + flag) ended otherwise than `want` (errno
+ * names; "null": a descriptor).  Fails nothing: the caller removes the
+ * node first. */
+static struct status_seen status_run(const char *dev, const char *const want[4])
+{
+	struct cli_result r;
+	struct status_seen s = { 0 };
+	char path[64];
+
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "50");
+	json_object *j = cli_json(&r);
+	s.exit = r.status;
+	snprintf(s.verdict, sizeof(s.verdict), "%s", jstr(j, "verdict.status"));
+	for (int w = 0; w < 4; w++) {
+		snprintf(path, sizeof(path), "probe.identities.0.attempts.%d.errno", w);
+		if (strcmp(jstr(j, path), want[w])) {
+			printf("# %s is %s, want %s\n", path, jstr(j, path), want[w]);
+			s.attempts_wrong++;
+		}
+	}
+	s.stall_ran = jbool(j, "probe.identities.0.stall.ran");
+	for (int p = 0; s.stall_ran && p < 5; p++) {
+		snprintf(path, sizeof(path), "probe.identities.0.stall.points.%d.outcome", p);
+		s.stall_refused += !strcmp(jstr(j, path), "refused");
+	}
+	return s;
+}
+
+/* Where the knobs demand UFFD_USER_MODE_ONLY (0) or refuse everything
+ * (2), with the device following them (covers_dev=1), the stall probe
+ * of `status` gets no kernel-fault descriptor even through a node anyone
+ * can open: every stall point is refused, and the verdict is protected.
+ * With covers_dev=0 the same node still holds the kernel. */
+TEST(status_stall_probe_is_refused_where_the_knob_demands_the_flag)
+{
+	char dev[PATH_MAX];
+
+	require_root();
+	require_series();
+	make_private_device(dev, 0, 0, 0666);
+	covers_dev_set(1);
+	sysctl_set(0);
+	struct status_seen flag = status_run(dev, (const char *const[]){ "EPERM", "null", "EPERM", "null" });
+	sysctl_set(SYSCTL_DENY);
+	struct status_seen deny = status_run(dev, (const char *const[]){ "EPERM", "EPERM", "EPERM", "EPERM" });
+	covers_dev_set(0);
+	sysctl_set(0);
+	struct status_seen open = status_run(dev, (const char *const[]){ "EPERM", "null", "null", "null" });
+	remove_private_device(dev);
+
+	ASSERT_EQ(flag.attempts_wrong + deny.attempts_wrong + open.attempts_wrong, 0);
+	ASSERT_TRUE(flag.stall_ran);
+	ASSERT_EQ(flag.stall_refused, 5);
+	ASSERT_STREQ(flag.verdict, "protected");
+	ASSERT_EQ(flag.exit, 0);
+	ASSERT_TRUE(!deny.stall_ran); /* no descriptor at all to stall with */
+	ASSERT_STREQ(deny.verdict, "protected");
+	ASSERT_EQ(deny.exit, 0);
+	ASSERT_STREQ(open.verdict, "exposed");
+	ASSERT_EQ(open.exit, 1);
 }
