@@ -380,8 +380,9 @@ static int sysctl_apply(int argc, char **argv)
 	if (value < 0 && new_sem) {
 		cli_error("refusing: %s cannot express deny on Linux %s: since 5.11\n"
 			  "  its 0 lets unprivileged processes create user-mode-only descriptors, and\n"
-			  "  only a kernel with the vm.unprivileged_userfaultfd=2 patch series (which\n"
-			  "  this one lacks: no %s) denies them altogether.\n"
+			  "  only a kernel built with the patch series that adds the value 2 (in\n"
+			  "  kernel/ of uffdguard's source) denies them altogether; this one lacks it\n"
+			  "  (no %s).\n"
 			  "  The closest native setting is user-mode-only.  To deny unprivileged\n"
 			  "  callers here, use uffdguard's own enforcement:",
 			  SYSCTL_NAME, release, SYSCTL_COVERS_DEV_PATH);
