@@ -160,7 +160,7 @@ void cli_policy_help(FILE *out, const char *fallback)
 	for (size_t i = 0; i < POLICY_N_PRESETS; i++)
 		fprintf(out, "%s%s%s", i == 0 ? "" : i + 1 < POLICY_N_PRESETS ? ", " : " or ",
 			ps[i].name, strcmp(ps[i].name, fallback) ? "" : " (default)");
-	fputs(", or as Peter\n                     Xu's single knob:", out);
+	fputs(", or the\n                     vm.unprivileged_userfaultfd value", out);
 	for (size_t i = 0; i < POLICY_N_PRESETS; i++)
 		fprintf(out, "%s %s = %s", i ? "," : "", ps[i].single_knob, ps[i].name);
 	fputs("\n  -s, --set K=V      then set a knob to 0 or 1 (repeatable, in order):\n", out);

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * uffdguard sysctl: the policy through the kernel's own knob, where the
+ * uffdguard sysctl: the policy through the kernel's own knobs, where the
  * kernel can express it.  Since Linux 5.11 vm.unprivileged_userfaultfd=0
- * is user-mode-only and 1 is allow; "deny" and /dev/userfaultfd have no
- * native setting, and the command says what to use instead.
+ * is user-mode-only and 1 is allow; a kernel with the patch series in
+ * kernel/ adds 2 = deny and vm.unprivileged_userfaultfd_covers_dev, which
+ * makes /dev/userfaultfd follow the first knob.  Elsewhere "deny" and the
+ * device have no native setting, and the command says what to use instead.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <json-c/json.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,18 +30,21 @@
 enum {
 	EXIT_FAILED = 1,
 	EXIT_REFUSED = 3,
+	EXIT_WOULD_CHANGE = 4,
 };
 
 static const struct exit_code sysctl_exit_codes[] = {
-	{ 0, "done" },
-	{ EXIT_FAILED, "failed" },
-	{ EXIT_REFUSED, "refused (not expressible on this kernel)" },
+	{ 0, "done: the knobs (and the drop-in) are as asked; with --check, nothing to change" },
+	{ EXIT_FAILED, "failed; nothing was changed" },
+	{ EXIT_REFUSED, "refused (not expressible on this kernel); nothing was changed" },
+	{ EXIT_WOULD_CHANGE, "--check: apply would change something" },
 	{ 0, NULL },
 };
 
 #define DEFAULT_DROPIN "/etc/sysctl.d/60-uffdguard.conf"
+#define MAX_SETS 8
 
-/* What enforces a policy the knob cannot express. */
+/* What enforces a policy the knobs cannot express. */
 static void print_instead(FILE *out, const char *policy)
 {
 	fprintf(out,
@@ -48,22 +55,37 @@ static void print_instead(FILE *out, const char *policy)
 
 static void sysctl_usage(FILE *out)
 {
-	fputs("Usage: uffdguard sysctl show\n"
-	      "       uffdguard sysctl apply POLICY [--persist[=FILE] | --persist FILE] [--force]\n\n"
-	      "Show or set vm.unprivileged_userfaultfd, the kernel's own knob.  POLICY is\n"
-	      "user-mode-only (0) or allow (1), on Linux 5.11 or later; deny and\n"
-	      "/dev/userfaultfd cannot be expressed with the knob (see uffdguard run and\n"
-	      "uffdguard profile).\n\n"
+	fputs("Usage: uffdguard sysctl show [--json]\n"
+	      "       uffdguard sysctl apply POLICY [--set cover_device=0|1] [--check] [--json]\n"
+	      "                              [--persist[=FILE] | --persist FILE] [--force]\n\n"
+	      "Show or set vm.unprivileged_userfaultfd, the kernel's own knob, and on a\n"
+	      "kernel with the vm.unprivileged_userfaultfd=2 patch series also\n"
+	      "vm.unprivileged_userfaultfd_covers_dev.  POLICY is named as the kernel\n"
+	      "numbers the knob: user-mode-only (0) or allow (1) on Linux 5.11 or later,\n"
+	      "deny (2) on a kernel with the series.  Elsewhere deny, and covering\n"
+	      "/dev/userfaultfd, need uffdguard run or uffdguard profile.\n\n"
+	      "Options of show:\n"
+	      "  --json                the same as one JSON object\n"
 	      "Options of apply:\n"
+	      "  --set cover_device=V  1 (the default): on a kernel with the series,\n"
+	      "                        /dev/userfaultfd follows the knob\n"
+	      "                        (vm.unprivileged_userfaultfd_covers_dev=1); 0 leaves\n"
+	      "                        it to its file permissions\n"
+	      "  --check               change nothing: say what apply would change, and\n"
+	      "                        exit 4 if anything, 0 if nothing\n"
+	      "  --json                report as one JSON object (\"changed\": true/false)\n"
 	      "  --persist [FILE]      also write a sysctl.d drop-in, atomically\n"
 	      "                        (default " DEFAULT_DROPIN "); a FILE that\n"
 	      "                        is a symbolic link (say a mask to /dev/null), a\n"
-	      "                        directory or another non-regular file is refused\n"
-	      "                        and the knob left unchanged\n"
+	      "                        directory or another non-regular file, or whose\n"
+	      "                        directory is missing or not writable, is refused\n"
+	      "                        and nothing is changed\n"
 	      "  --force               write the knob although this kernel gives it\n"
 	      "                        another meaning (before 5.11)\n"
 	      "  --assume-kernel REL   act as on kernel release REL (testing)\n"
-	      "  -h, --help            show this help\n",
+	      "  -h, --help            show this help\n"
+	      "The last line of apply's text is \"changed\" or \"unchanged\" (with --check:\n"
+	      "\"would change\" or \"unchanged\").\n",
 	      out);
 }
 
@@ -75,109 +97,224 @@ static const char *release_now(char *buf, size_t size)
 	return buf;
 }
 
-/* sysctl.d(5) accepts "vm/unprivileged_userfaultfd" as well. */
-static bool is_sysctl_name(const char *s)
+/* Standard output written in full, or a failure: a report that did not
+ * reach its reader is no report. */
+static int finish_output(int status)
 {
-	for (size_t i = 0; SYSCTL_NAME[i]; i++)
-		if (s[i] != SYSCTL_NAME[i] && !(SYSCTL_NAME[i] == '.' && s[i] == '/'))
-			return false;
-	return true;
+	if (fflush(stdout) == EOF || ferror(stdout))
+		die(EXIT_FAILED, "cannot write to standard output: %s", strerror(errno));
+	return status;
 }
 
-/* Print each line of the file that sets the knob; how many there were. */
-static int show_settings_in(const char *path)
+static void print_json(json_object *o)
+{
+	puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						       JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+/* sysctl.d(5) accepts "vm/unprivileged_userfaultfd" as well.  The name
+ * must end there: the first knob's name begins the second's. */
+static size_t sysctl_name_length(const char *s)
+{
+	static const char *const names[] = { SYSCTL_COVERS_DEV_NAME, SYSCTL_NAME };
+
+	for (size_t n = 0; n < 2; n++) {
+		size_t i = 0;
+		for (; names[n][i]; i++)
+			if (s[i] != names[n][i] && !(names[n][i] == '.' && s[i] == '/'))
+				break;
+		if (!names[n][i] && (s[i] == '=' || s[i] == ' ' || s[i] == '\t'))
+			return i;
+	}
+	return 0;
+}
+
+/* Each line of the file that sets one of the knobs, into `list` as
+ * {file, name, value}. */
+static void settings_in(const char *path, json_object *list)
 {
 	cleanup_file FILE *f = fopen(path, "re");
 	char line[512];
-	int found = 0;
 
 	while (f && fgets(line, sizeof(line), f)) {
 		char *s = line + strspn(line, " \t-");
-		if (!is_sysctl_name(s))
+		size_t len = sysctl_name_length(s);
+		if (!len)
 			continue;
-		s += strlen(SYSCTL_NAME);
+		char name[128];
+		snprintf(name, sizeof(name), "%.*s", (int)len, s);
+		for (char *c = name; *c; c++)
+			*c = *c == '/' ? '.' : *c;
+		s += len;
 		s += strspn(s, " \t");
 		if (*s != '=')
 			continue;
 		s += 1 + strspn(s + 1, " \t");
 		s[strcspn(s, " \t\r\n")] = '\0';
-		printf("  persisted:  %s sets %s\n", path, s);
-		found++;
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "name", json_object_new_string(name));
+		json_object_object_add(o, "value", json_object_new_string(s));
+		json_object_array_add(list, o);
 	}
-	return found;
 }
 
-/* Settings of the knob in the sysctl configuration files, directory by
+/* Settings of the knobs in the sysctl configuration files, directory by
  * directory.  systemd-sysctl applies the *.conf files of all of them in
  * the order of their names (a name in /etc hides it in the others);
  * Debian links /etc/sysctl.conf in as /etc/sysctl.d/99-sysctl.conf. */
-static void show_persisted(void)
+static json_object *persisted_settings(void)
 {
 	static const char *const patterns[] = {
 		"/etc/sysctl.conf",          "/etc/sysctl.d/*.conf",       "/run/sysctl.d/*.conf",
 		"/usr/local/lib/sysctl.d/*.conf", "/usr/lib/sysctl.d/*.conf", "/lib/sysctl.d/*.conf",
 	};
-	int found = 0;
+	json_object *list = json_object_new_array();
 
 	for (size_t i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
 		glob_t g;
 		if (glob(patterns[i], 0, NULL, &g) != 0)
 			continue;
 		for (size_t j = 0; j < g.gl_pathc; j++)
-			found += show_settings_in(g.gl_pathv[j]);
+			settings_in(g.gl_pathv[j], list);
 		globfree(&g);
 	}
-	if (!found)
-		printf("  persisted:  in no sysctl.d file (the kernel's default applies at boot)\n");
+	return list;
 }
 
-static void show_device_note(void)
+/* What show reports, as JSON; the text is written from it. */
+static json_object *show_report(const char *rel, bool new_sem, int v, int cov)
 {
+	json_object *o = json_object_new_object(), *knobs = json_object_new_array();
+	json_object *k = json_object_new_object();
 	struct stat st;
 
-	if (stat(LIBUFFD_DEVICE_PATH, &st) < 0)
-		return;
-	printf("  device:     %s (owner %u, group %u, mode %04o) is not governed by the knob:\n"
-	       "              whoever can open it may handle kernel faults.\n",
-	       LIBUFFD_DEVICE_PATH, (unsigned)st.st_uid, (unsigned)st.st_gid,
-	       (unsigned)(st.st_mode & 07777));
+	json_object_object_add(o, "kernel", json_object_new_string(rel));
+	json_object_object_add(o, "semantics",
+			       json_object_new_string(new_sem ? "5.11+" : "pre-5.11"));
+	json_object_object_add(k, "name", json_object_new_string(SYSCTL_NAME));
+	json_object_object_add(k, "value", json_object_new_int(v));
+	json_object_object_add(k, "policy",
+			       json_object_new_string(sysctl_policy_name(v, new_sem)));
+	json_object_object_add(k, "meaning", json_object_new_string(sysctl_meaning(v, new_sem)));
+	json_object_array_add(knobs, k);
+	if (cov >= 0) {
+		k = json_object_new_object();
+		json_object_object_add(k, "name", json_object_new_string(SYSCTL_COVERS_DEV_NAME));
+		json_object_object_add(k, "value", json_object_new_int(cov));
+		json_object_object_add(k, "meaning",
+				       json_object_new_string(sysctl_covers_dev_meaning(cov)));
+		json_object_array_add(knobs, k);
+	}
+	json_object_object_add(o, "knobs", knobs);
+	json_object_object_add(o, "deny_expressible", json_object_new_boolean(new_sem && cov >= 0));
+	json_object_object_add(o, "persisted", persisted_settings());
+	json_object *dev = NULL;
+	if (stat(LIBUFFD_DEVICE_PATH, &st) == 0) {
+		dev = json_object_new_object();
+		json_object_object_add(dev, "path", json_object_new_string(LIBUFFD_DEVICE_PATH));
+		json_object_object_add(dev, "uid", json_object_new_int64(st.st_uid));
+		json_object_object_add(dev, "gid", json_object_new_int64(st.st_gid));
+		json_object_object_add(dev, "mode", json_object_new_int(st.st_mode & 07777));
+		json_object_object_add(dev, "follows_knob", json_object_new_boolean(cov == 1));
+	}
+	json_object_object_add(o, "device", dev);
+	return o;
 }
 
-static int sysctl_show(void)
+static int sysctl_show(bool json)
 {
 	char rel[65];
 	release_now(rel, sizeof(rel));
 	bool new_sem = sysctl_new_semantics(rel);
-	int v = sysctl_read();
+	int v = sysctl_read(), cov = sysctl_covers_dev_read();
 
 	if (v < 0) {
 		die(EXIT_FAILED, "%s: %s%s", SYSCTL_PATH, strerror(-v),
 		    v == -ENOENT ? " (a kernel without userfaultfd)" : "");
 	}
+	json_object *o = show_report(rel, new_sem, v, cov);
+	if (json) {
+		print_json(o);
+		return finish_output(0);
+	}
 	printf("%s = %d\n", SYSCTL_NAME, v);
 	printf("  policy:     %s: %s\n", sysctl_policy_name(v, new_sem), sysctl_meaning(v, new_sem));
-	printf("  kernel:     Linux %s (%s meaning of the knob)\n", rel,
-	       new_sem ? "the 5.11+" : "the pre-5.11");
-	show_persisted();
-	show_device_note();
-	return 0;
+	if (cov >= 0)
+		printf("%s = %d\n  meaning:    %s\n", SYSCTL_COVERS_DEV_NAME, cov,
+		       sysctl_covers_dev_meaning(cov));
+	printf("  kernel:     Linux %s (%s meaning of the knob%s)\n", rel,
+	       new_sem ? "the 5.11+" : "the pre-5.11",
+	       new_sem && cov >= 0 ? "; 2 denies: the kernel has the patch series" : "");
+	json_object *list = json_object_object_get(o, "persisted");
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		json_object *e = json_object_array_get_idx(list, i);
+		printf("  persisted:  %s sets %s = %s\n",
+		       json_object_get_string(json_object_object_get(e, "file")),
+		       json_object_get_string(json_object_object_get(e, "name")),
+		       json_object_get_string(json_object_object_get(e, "value")));
+	}
+	if (!json_object_array_length(list))
+		printf("  persisted:  in no sysctl.d file (the kernel's default applies at boot)\n");
+	json_object *dev = json_object_object_get(o, "device");
+	if (dev && cov != 1)
+		printf("  device:     %s (owner %d, group %d, mode %04o) is not governed by the knob:\n"
+		       "              whoever can open it may handle kernel faults.\n",
+		       LIBUFFD_DEVICE_PATH, json_object_get_int(json_object_object_get(dev, "uid")),
+		       json_object_get_int(json_object_object_get(dev, "gid")),
+		       json_object_get_int(json_object_object_get(dev, "mode")));
+	else if (dev)
+		printf("  device:     %s follows the knob\n", LIBUFFD_DEVICE_PATH);
+	json_object_put(o);
+	return finish_output(0);
 }
 
-/* The drop-in, written to a temporary file in the same directory and
- * renamed over the target, so a reader sees the old file or the new. */
-static int persist(const char *path, const char *policy, int value, const char *meaning)
-{
-	char text[512];
+/* One knob apply sets: its value before, the one asked for. */
+struct knob_plan {
+	const char *name;
+	int (*write)(int value);
+	int before, after;
+	const char *meaning;
+};
 
-	snprintf(text, sizeof(text), "# Written by uffdguard sysctl apply %s.\n# %s\n%s = %d\n",
-		 policy, meaning, SYSCTL_NAME, value);
-	return write_file_atomic(path, text, 0644);
+/* The drop-in: the knobs apply sets, in the order it sets them. */
+static void dropin_text(char *buf, size_t size, const char *policy, const struct knob_plan *k,
+			int n)
+{
+	int used = snprintf(buf, size, "# Written by uffdguard sysctl apply %s.\n", policy);
+	for (int i = 0; i < n && used < (int)size; i++)
+		used += snprintf(buf + used, size - (size_t)used, "# %s\n%s = %d\n", k[i].meaning,
+				 k[i].name, k[i].after);
+}
+
+/* Whether path holds exactly text (a missing or unreadable file does not). */
+static bool file_holds(const char *path, const char *text)
+{
+	char buf[2048];
+	cleanup_file FILE *f = fopen(path, "re");
+
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	return !ferror(f) && n < sizeof(buf) - 1 && !strcmp(buf, text);
+}
+
+/* Put back the knobs written so far, after a later step failed. */
+static void undo(const struct knob_plan *k, int written)
+{
+	while (written-- > 0)
+		if (k[written].write(k[written].before) < 0)
+			cli_error("could not restore %s to %d: set it by hand", k[written].name,
+				  k[written].before);
 }
 
 static int sysctl_apply(int argc, char **argv)
 {
-	const char *name = NULL, *persist_path = NULL, *release = NULL;
-	bool force = false;
+	const char *name = NULL, *persist_path = NULL, *release = NULL, *sets[MAX_SETS];
+	size_t n_sets = 0;
+	bool force = false, check = false, json = false;
 	char rel[65], err[256];
 
 	for (int i = 1; i < argc; i++) {
@@ -187,6 +324,10 @@ static int sysctl_apply(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "--force")) {
 			force = true;
+		} else if (!strcmp(a, "--check")) {
+			check = true;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
 		} else if (!strncmp(a, "--persist=", 10)) {
 			if (!a[10])
 				usage_error("--persist=: empty file name");
@@ -196,6 +337,12 @@ static int sysctl_apply(int argc, char **argv)
 			persist_path = DEFAULT_DROPIN;
 			if (name && i + 1 < argc && argv[i + 1][0] != '-')
 				persist_path = argv[++i];
+		} else if (!strcmp(a, "--set") || !strcmp(a, "-s")) {
+			if (i + 1 >= argc)
+				usage_error("option '%s' needs an argument", a);
+			if (n_sets == MAX_SETS)
+				usage_error("more than %d --set options", MAX_SETS);
+			sets[n_sets++] = argv[++i];
 		} else if (!strcmp(a, "--assume-kernel")) {
 			if (i + 1 >= argc)
 				usage_error("option '--assume-kernel' needs an argument");
@@ -209,13 +356,16 @@ static int sysctl_apply(int argc, char **argv)
 		}
 	}
 	if (!name)
-		usage_error("apply needs a POLICY: user-mode-only or allow");
+		usage_error("apply needs a POLICY: user-mode-only, allow or deny");
 	struct policy p;
-	if (policy_preset(name, &p, err, sizeof(err)) < 0)
+	if (policy_build(name, sets, n_sets, &p, err, sizeof(err)) < 0)
 		usage_error("%s", err);
 	if (!release)
 		release = release_now(rel, sizeof(rel));
 	bool new_sem = sysctl_new_semantics(release);
+	/* The series adds both: the second knob says the first takes 2. */
+	int cov = sysctl_covers_dev_read();
+	bool series = new_sem && cov >= 0;
 
 	if (!new_sem && !force) {
 		die(EXIT_REFUSED,
@@ -226,13 +376,16 @@ static int sysctl_apply(int argc, char **argv)
 		    release, SYSCTL_NAME);
 	}
 	const char *preset = policy_name(&p);
-	int value = sysctl_value(&p, new_sem);
+	int value = sysctl_value(&p, new_sem, series);
 	if (value < 0 && new_sem) {
 		cli_error("refusing: %s cannot express deny on Linux %s: since 5.11\n"
-			  "  its 0 lets unprivileged processes create user-mode-only descriptors, and no\n"
-			  "  value denies them altogether.  The closest native setting is user-mode-only.\n"
-			  "  To deny unprivileged callers, use uffdguard's own enforcement:",
-			  SYSCTL_NAME, release);
+			  "  its 0 lets unprivileged processes create user-mode-only descriptors, and\n"
+			  "  only a kernel built with the patch series that adds the value 2 (in\n"
+			  "  kernel/ of uffdguard's source) denies them altogether; this one lacks it\n"
+			  "  (no %s).\n"
+			  "  The closest native setting is user-mode-only.  To deny unprivileged\n"
+			  "  callers here, use uffdguard's own enforcement:",
+			  SYSCTL_NAME, release, SYSCTL_COVERS_DEV_PATH);
 		print_instead(stderr, "deny");
 		return EXIT_REFUSED;
 	} else if (value < 0) {
@@ -242,30 +395,117 @@ static int sysctl_apply(int argc, char **argv)
 		    release, SYSCTL_NAME);
 	}
 
-	/* A drop-in that would be refused is refused before the knob is
-	 * touched: nothing changes.  write_file_atomic() checks again. */
-	char why[ATOMIC_FILE_REFUSAL_SIZE];
-	int ret = persist_path ? atomic_file_check(persist_path) : 0;
-	if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why)))
-		die(EXIT_FAILED, "not applied: %s", why);
-	ret = sysctl_write(value);
-	if (ret < 0)
-		die(EXIT_FAILED, "cannot write %s: %s%s", SYSCTL_PATH, strerror(-ret),
-		    ret == -EACCES || ret == -EPERM ? " (this needs root)" : "");
-	const char *meaning = sysctl_meaning(value, new_sem);
-	printf("%s = %d (%s): %s\n", SYSCTL_NAME, value, preset, meaning);
+	struct knob_plan knobs[2];
+	int n = 0, now = sysctl_read();
+	if (now < 0)
+		die(EXIT_FAILED, "cannot read %s: %s%s", SYSCTL_PATH, strerror(-now),
+		    now == -ENOENT ? " (a kernel without userfaultfd)" : "");
+	knobs[n++] = (struct knob_plan){ SYSCTL_NAME, sysctl_write, now, value,
+					  sysctl_meaning(value, new_sem) };
+	if (series)
+		knobs[n++] = (struct knob_plan){ SYSCTL_COVERS_DEV_NAME, sysctl_covers_dev_write, cov,
+						  p.cover_device ? 1 : 0,
+						  sysctl_covers_dev_meaning(p.cover_device ? 1 : 0) };
+
+	/* Everything that can be checked is, before anything is written:
+	 * nothing changes unless everything will. */
+	char text[1024], why[ATOMIC_FILE_REFUSAL_SIZE];
+	bool dropin_changes = false;
 	if (persist_path) {
-		ret = persist(persist_path, preset, value, meaning);
+		int ret = atomic_file_check(persist_path);
 		if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why)))
-			die(EXIT_FAILED, "the knob is set, but %s", why);
-		else if (ret < 0)
-			die(EXIT_FAILED, "the knob is set, but %s could not be written: %s",
-			    persist_path, strerror(-ret));
-		printf("persisted in %s\n", persist_path);
+			die(EXIT_FAILED, "not applied: %s", why);
+		if (ret < 0) {
+			char dir[PATH_MAX];
+			snprintf(dir, sizeof(dir), "%s", persist_path);
+			die(EXIT_FAILED, "not applied: cannot write %s in %s: %s%s", persist_path,
+			    dirname(dir), strerror(-ret),
+			    ret == -ENOENT ? " (create the directory first)" : "");
+		}
+		dropin_text(text, sizeof(text), preset, knobs, n);
+		dropin_changes = !file_holds(persist_path, text);
 	}
-	printf("note: %s is not governed by the knob; to cover it too:\n", LIBUFFD_DEVICE_PATH);
-	print_instead(stdout, preset);
-	return 0;
+	bool changes = dropin_changes;
+	for (int i = 0; i < n; i++)
+		changes |= knobs[i].before != knobs[i].after;
+
+	int written = 0;
+	for (; !check && written < n; written++) {
+		if (knobs[written].before == knobs[written].after)
+			continue;
+		int ret = knobs[written].write(knobs[written].after);
+		if (ret < 0) {
+			undo(knobs, written);
+			die(ret == -EINVAL ? EXIT_REFUSED : EXIT_FAILED,
+			    "not applied: cannot write %s = %d: %s%s", knobs[written].name,
+			    knobs[written].after, strerror(-ret),
+			    ret == -EACCES || ret == -EPERM ? " (this needs root)"
+			    : ret == -EINVAL		    ? " (this kernel does not accept the value)"
+							    : "");
+		}
+	}
+	if (!check && dropin_changes) {
+		int ret = write_file_atomic(persist_path, text, 0644);
+		if (ret < 0) {
+			undo(knobs, written);
+			if (atomic_file_refusal(persist_path, ret, why, sizeof(why)))
+				die(EXIT_FAILED, "not applied: %s", why);
+			die(EXIT_FAILED, "not applied: %s could not be written: %s", persist_path,
+			    strerror(-ret));
+		}
+	}
+
+	const char *result = !changes ? "unchanged" : check ? "would change" : "changed";
+	bool device_governed = series && p.cover_device;
+	if (json) {
+		json_object *o = json_object_new_object(), *list = json_object_new_array();
+		json_object_object_add(o, "policy", json_object_new_string(preset));
+		json_object_object_add(o, "check", json_object_new_boolean(check));
+		json_object_object_add(o, "changed", json_object_new_boolean(changes));
+		json_object_object_add(o, "result", json_object_new_string(result));
+		for (int i = 0; i < n; i++) {
+			json_object *k = json_object_new_object();
+			json_object_object_add(k, "name", json_object_new_string(knobs[i].name));
+			json_object_object_add(k, "before", json_object_new_int(knobs[i].before));
+			json_object_object_add(k, "after", json_object_new_int(knobs[i].after));
+			json_object_object_add(k, "meaning", json_object_new_string(knobs[i].meaning));
+			json_object_array_add(list, k);
+		}
+		json_object_object_add(o, "knobs", list);
+		json_object *d = NULL;
+		if (persist_path) {
+			d = json_object_new_object();
+			json_object_object_add(d, "path", json_object_new_string(persist_path));
+			json_object_object_add(d, "changed", json_object_new_boolean(dropin_changes));
+		}
+		json_object_object_add(o, "persist", d);
+		json_object_object_add(o, "device_follows_knob",
+				       json_object_new_boolean(device_governed));
+		print_json(o);
+		return finish_output(check && changes ? EXIT_WOULD_CHANGE : 0);
+	}
+	for (int i = 0; i < n; i++) {
+		printf("%s = %d", knobs[i].name, knobs[i].after);
+		if (i == 0)
+			printf(" (%s)", preset);
+		printf(": %s", knobs[i].meaning);
+		if (knobs[i].before != knobs[i].after)
+			printf(" (%s %d)\n", check ? "now" : "was", knobs[i].before);
+		else
+			printf(" (already)\n");
+	}
+	if (persist_path)
+		printf("%s %s\n", dropin_changes ? check ? "would persist in" : "persisted in"
+						 : "already persisted in",
+		       persist_path);
+	if (!device_governed) {
+		printf("note: %s is not governed by the knob%s; to cover it too:\n",
+		       LIBUFFD_DEVICE_PATH,
+		       series ? " (--set cover_device=0)" : " on this kernel");
+		print_instead(stdout, preset);
+	}
+	printf("%s\n", result);
+	return finish_output(check && changes ? EXIT_WOULD_CHANGE : 0);
 }
 
 static int sysctl_run(int argc, char **argv)
@@ -278,9 +518,14 @@ static int sysctl_run(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(action, "show")) {
-		if (argc > 2)
-			usage_error("unexpected argument '%s'", argv[2]);
-		return sysctl_show();
+		bool json = false;
+		for (int i = 2; i < argc; i++) {
+			if (!strcmp(argv[i], "--json"))
+				json = true;
+			else
+				usage_error("unexpected argument '%s'", argv[i]);
+		}
+		return sysctl_show(json);
 	}
 	if (!strcmp(action, "apply"))
 		return sysctl_apply(argc - 1, argv + 1);
@@ -289,7 +534,7 @@ static int sysctl_run(int argc, char **argv)
 
 const struct subcommand cmd_sysctl = {
 	.name = "sysctl",
-	.summary = "show or set the kernel's own knob, where it can express the policy",
+	.summary = "show or set the kernel's own knobs, where they can express the policy",
 	.run = sysctl_run,
 	.usage = sysctl_usage,
 	.exit_codes = sysctl_exit_codes,

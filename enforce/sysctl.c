@@ -23,10 +23,10 @@ bool sysctl_new_semantics(const char *release)
 	return release_at_least(release, 5, 11);
 }
 
-int sysctl_read(void)
+static int read_value(const char *path)
 {
 	char buf[32];
-	cleanup_close int fd = open(SYSCTL_PATH, O_RDONLY | O_CLOEXEC);
+	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -37,11 +37,11 @@ int sysctl_read(void)
 	return atoi(buf);
 }
 
-int sysctl_write(int value)
+static int write_value(const char *path, int value)
 {
 	char buf[16];
 	int len = snprintf(buf, sizeof(buf), "%d\n", value);
-	cleanup_close int fd = open(SYSCTL_PATH, O_WRONLY | O_CLOEXEC);
+	cleanup_close int fd = open(path, O_WRONLY | O_CLOEXEC);
 
 	if (fd < 0)
 		return -errno;
@@ -51,16 +51,43 @@ int sysctl_write(int value)
 	return n == len ? 0 : -EIO;
 }
 
+int sysctl_read(void)
+{
+	return read_value(SYSCTL_PATH);
+}
+
+int sysctl_write(int value)
+{
+	return write_value(SYSCTL_PATH, value);
+}
+
+int sysctl_covers_dev_read(void)
+{
+	return read_value(SYSCTL_COVERS_DEV_PATH);
+}
+
+int sysctl_covers_dev_write(int value)
+{
+	return write_value(SYSCTL_COVERS_DEV_PATH, value);
+}
+
 /* 1 has always allowed everyone; 0 denied unprivileged callers until
- * 5.11, which made it user-mode-only. */
+ * 5.11, which made it user-mode-only; 2 exists only on a kernel with the
+ * series in kernel/, where it denies them. */
 bool sysctl_policy(int value, bool new_semantics, struct policy *p)
 {
+	static const char *const since_5_11[] = { "user-mode-only", "allow", "deny" };
+	static const char *const before[] = { "deny", "allow" };
+	const char *name;
 	char err[256];
 
-	if (value != 0 && value != 1)
+	if (new_semantics && value >= 0 && value <= SYSCTL_DENY)
+		name = since_5_11[value];
+	else if (!new_semantics && (value == 0 || value == 1))
+		name = before[value];
+	else
 		return false;
-	return policy_preset(value ? "allow" : new_semantics ? "user-mode-only" : "deny", p, err,
-			     sizeof(err)) == 0;
+	return policy_preset(name, p, err, sizeof(err)) == 0;
 }
 
 const char *sysctl_policy_name(int value, bool new_semantics)
@@ -82,12 +109,26 @@ const char *sysctl_meaning(int value, bool new_semantics)
 				 "descriptors (the default since Linux 5.11)"
 			       : "a process without CAP_SYS_PTRACE may not use userfaultfd(2) at all "
 				 "(before Linux 5.11)";
+	if (value == SYSCTL_DENY && new_semantics)
+		return "a process without CAP_SYS_PTRACE may not create userfaultfd descriptors at "
+		       "all (a kernel with the vm.unprivileged_userfaultfd=2 patch)";
 	return "a value this tool does not know";
 }
 
-int sysctl_value(const struct policy *p, bool new_semantics)
+const char *sysctl_covers_dev_meaning(int value)
 {
-	for (int value = 0; value <= 1; value++)
+	if (value == 0)
+		return "/dev/userfaultfd ignores " SYSCTL_NAME
+		       ": whoever can open it may handle kernel-mode faults (the default)";
+	if (value == 1)
+		return "/dev/userfaultfd follows " SYSCTL_NAME
+		       ", on top of its file permissions";
+	return "a value this tool does not know";
+}
+
+int sysctl_value(const struct policy *p, bool new_semantics, bool has_deny)
+{
+	for (int value = 0; value <= (new_semantics && has_deny ? SYSCTL_DENY : 1); value++)
 		if (!strcmp(sysctl_policy_name(value, new_semantics), policy_name(p)))
 			return value;
 	return -1;

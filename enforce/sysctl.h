@@ -2,7 +2,10 @@
 /*
  * vm.unprivileged_userfaultfd, the kernel's own knob, and what it means on
  * the running kernel: `uffdguard sysctl` sets it, `uffdguard status`
- * reports it.
+ * reports it.  A kernel with the patch series in kernel/ also accepts 2
+ * (deny unprivileged callers altogether) and has a second knob,
+ * vm.unprivileged_userfaultfd_covers_dev, that makes /dev/userfaultfd
+ * follow the first.
  */
 #ifndef UFFDGUARD_SYSCTL_H
 #define UFFDGUARD_SYSCTL_H
@@ -13,15 +16,25 @@
 
 #define SYSCTL_NAME "vm.unprivileged_userfaultfd"
 #define SYSCTL_PATH "/proc/sys/vm/unprivileged_userfaultfd"
+#define SYSCTL_COVERS_DEV_NAME "vm.unprivileged_userfaultfd_covers_dev"
+#define SYSCTL_COVERS_DEV_PATH "/proc/sys/vm/unprivileged_userfaultfd_covers_dev"
+/* The value of vm.unprivileged_userfaultfd that denies unprivileged
+ * callers, on a kernel with the series (which also has the second knob). */
+#define SYSCTL_DENY 2
 
 /* Linux 5.11 changed the meaning of 0 (see sysctl_meaning()); an
  * unparsable release ("6.18.44-...") counts as new. */
 bool sysctl_new_semantics(const char *release);
 
-/* The value (0 or more), or -errno (-ENOENT: no userfaultfd). */
+/* The value of vm.unprivileged_userfaultfd (0 or more), or -errno
+ * (-ENOENT: no userfaultfd). */
 int sysctl_read(void);
-/* Write the value; 0 or -errno. */
+/* Write it; 0 or -errno (-EINVAL: a value this kernel refuses). */
 int sysctl_write(int value);
+/* vm.unprivileged_userfaultfd_covers_dev the same way (-ENOENT: a kernel
+ * without the series). */
+int sysctl_covers_dev_read(void);
+int sysctl_covers_dev_write(int value);
 
 /* The policy a value amounts to for unprivileged callers on such a kernel
  * (a preset: the knob says nothing about the device); false for a value
@@ -31,9 +44,12 @@ bool sysctl_policy(int value, bool new_semantics, struct policy *p);
 const char *sysctl_policy_name(int value, bool new_semantics);
 /* A sentence saying what the value means. */
 const char *sysctl_meaning(int value, bool new_semantics);
+/* The same for vm.unprivileged_userfaultfd_covers_dev. */
+const char *sysctl_covers_dev_meaning(int value);
 
 /* The value whose effect on unprivileged callers is p's on such a kernel,
- * or -1 when none is: deny since 5.11, user-mode-only before. */
-int sysctl_value(const struct policy *p, bool new_semantics);
+ * or -1 when none is: deny on 5.11 and later without the series
+ * (has_deny false), user-mode-only before 5.11. */
+int sysctl_value(const struct policy *p, bool new_semantics, bool has_deny);
 
 #endif

@@ -20,8 +20,8 @@ _Static_assert(sizeof(enum policy_privilege) == sizeof(__s32) && POLICY_PRIV_CAP
 
 const struct policy_preset policy_presets[POLICY_N_PRESETS] = {
 	{ "allow", "1", 1, 0 },
-	{ "user-mode-only", "2", 1, 1 },
-	{ "deny", "0", 0, 0 },
+	{ "user-mode-only", "0", 1, 1 },
+	{ "deny", "2", 0, 0 },
 };
 
 int policy_knob_get(const struct policy *p, const struct policy_knob *k)
@@ -64,7 +64,7 @@ int policy_preset(const char *name, struct policy *p, char *err, size_t err_size
 	}
 	snprintf(err, err_size,
 		 "unknown policy '%s': valid policies are %s, %s, %s "
-		 "(or the single knob %s = %s, %s = %s, %s = %s)",
+		 "(or the vm.unprivileged_userfaultfd value %s = %s, %s = %s, %s = %s)",
 		 name, ps[0].name, ps[1].name, ps[2].name, ps[0].single_knob, ps[0].name,
 		 ps[1].single_knob, ps[1].name, ps[2].single_knob, ps[2].name);
 	return -EINVAL;

@@ -39,8 +39,9 @@ int policy_knob_get(const struct policy *p, const struct policy_knob *k);
 void policy_knob_put(struct policy *p, const struct policy_knob *k, int value);
 
 /* The presets: "allow" {1,0}, "user-mode-only" {1,1}, "deny" {0,0}, each
- * also by the value of the single knob proposed in review of the series
- * ("1", "2", "0"). */
+ * also by its value of the single knob vm.unprivileged_userfaultfd ("1",
+ * "0", "2"): Linux 5.11 and later give 0 and 1 these meanings, the series
+ * in kernel/ adds 2. */
 struct policy_preset {
 	const char *name;
 	const char *single_knob;

@@ -75,6 +75,14 @@ static bool inconclusive(const struct status_facts *f, const struct probe_identi
 	return e == EMFILE || e == ENFILE || e == ENOMEM || e == EAGAIN || e == EINTR;
 }
 
+/* Whether the kernel makes USERFAULTFD_IOC_NEW follow the sysctl (the
+ * series in kernel/) and the sysctl refuses unprivileged callers a
+ * flag-less descriptor: then opening the device gives them nothing more. */
+static bool kernel_covers_device(const struct status_facts *f)
+{
+	return f->covers_dev == 1 && f->sysctl != 1;
+}
+
 /* Whether p lets an unprivileged caller create a descriptor without the
  * flag by this path. */
 static bool allows_flagless(const struct policy *p, enum call_path path)
@@ -103,7 +111,7 @@ static bool assess_lsm(const struct status_facts *f, struct assessment *a, bool 
 	/* What the kernel alone (the sysctl) and the device's permissions
 	 * leave open to unprivileged callers. */
 	bool sysctl_allows_flagless = f->sysctl == 1;
-	bool device_open = f->device_is_uffd && f->device_access.n > 0;
+	bool device_open = f->device_is_uffd && f->device_access.n > 0 && !kernel_covers_device(f);
 	char name[LSM_PATH_MAX + 16];
 
 	*exposed = false;
@@ -259,7 +267,7 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 	struct call dev_call = { .path = CALL_DEVICE_IOCTL, .flags = 0 };
 	bool device_covered = (f->marker_ours &&
 			       policy_decide(&f->marker_policy, false, &dev_call) == VERDICT_EPERM) ||
-			      lsm_covers_device;
+			      lsm_covers_device || kernel_covers_device(f);
 	bool device_open_to_others = f->device_is_uffd && f->device_access.n && !device_covered &&
 				     !created(u, PROBE_DEVICE);
 	if (n_held) {
@@ -329,10 +337,19 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 	if (created(u, PROBE_SYSCALL))
 		fix(a, before, "%s", sysctl_fix(f));
 	before = a->reasons.n;
-	if (created(u, PROBE_DEVICE)) {
+	if (created(u, PROBE_DEVICE) && f->covers_dev == 1) {
+		status_list_add(&a->reasons, "%s is open to unprivileged processes and follows %s, "
+				"which allows it", f->device, SYSCTL_NAME);
+		fix(a, before, "%s", sysctl_fix(f));
+	} else if (created(u, PROBE_DEVICE)) {
 		status_list_add(&a->reasons, "%s is open to unprivileged processes and ignores %s",
 				f->device, SYSCTL_NAME);
-		device_fix(f, a, before);
+		if (f->covers_dev == 0)
+			fix(a, before, "uffdguard sysctl apply user-mode-only --persist (also sets "
+			    "vm.unprivileged_userfaultfd_covers_dev = 1: the device then follows "
+			    "the knob)");
+		else
+			device_fix(f, a, before);
 	} else
 		status_list_add(&a->reasons, "%s is not usable by unprivileged processes (%s)",
 				f->device, status_errname(u->attempts[PROBE_DEVICE].result));
@@ -372,8 +389,15 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 				(unsigned)f->uid);
 		status_list_add(&a->not_checked, "not root: the CAP_SYS_PTRACE probe was skipped");
 	}
+	if (f->covers_dev >= 0)
+		status_list_add(&a->reasons, "%s = %d: %s", SYSCTL_COVERS_DEV_NAME, f->covers_dev,
+				sysctl_covers_dev_meaning(f->covers_dev));
 	for (int i = 0; i < f->device_access.n; i++)
-		if (!created(u, PROBE_DEVICE))
+		if (!created(u, PROBE_DEVICE) && kernel_covers_device(f))
+			status_list_add(&a->warnings, "%s can open %s, which follows %s (%s = 1)",
+					f->device_access.item[i], f->device, SYSCTL_NAME,
+					SYSCTL_COVERS_DEV_NAME);
+		else if (!created(u, PROBE_DEVICE))
 			status_list_add(&a->warnings, "%s can open %s, which ignores %s%s",
 					f->device_access.item[i], f->device, SYSCTL_NAME,
 					device_covered

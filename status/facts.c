@@ -65,6 +65,7 @@ static void gather_kernel(struct status_facts *f)
 	struct statfs sfs;
 	f->proc_mounted = statfs("/proc", &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC;
 	f->sysctl = sysctl_read();
+	f->covers_dev = sysctl_covers_dev_read();
 
 	int fd = libuffd_open(&(struct libuffd_open_opts){ .flags = LIBUFFD_OPEN_SYSCALL_ONLY },
 			      &rep);

@@ -67,6 +67,10 @@ struct status_facts {
 	bool proc_mounted;
 	/* vm.unprivileged_userfaultfd */
 	int sysctl; /* value or -errno */
+	/* vm.unprivileged_userfaultfd_covers_dev: value or -errno (-ENOENT: a
+	 * kernel without the series in kernel/, where the device ignores the
+	 * first knob) */
+	int covers_dev;
 	/* device */
 	const char *device;
 	bool device_testing; /* not the default path (status --device) */

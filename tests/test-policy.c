@@ -128,14 +128,14 @@ static const struct row {
 	{ "user-mode-only", false, CALL_SYSCALL, 0xffffffff00000001ull, VERDICT_ALLOW },
 	{ "user-mode-only", false, CALL_DEVICE_IOCTL, 0, VERDICT_EPERM },
 	{ "user-mode-only", false, CALL_DEVICE_IOCTL, 1, VERDICT_ALLOW },
-	{ "2", false, CALL_SYSCALL, 0, VERDICT_EPERM },
-	{ "2", false, CALL_SYSCALL, 1, VERDICT_ALLOW },
+	{ "0", false, CALL_SYSCALL, 0, VERDICT_EPERM },
+	{ "0", false, CALL_SYSCALL, 1, VERDICT_ALLOW },
 	{ "deny", false, CALL_SYSCALL, 1, VERDICT_EPERM },
 	{ "deny", false, CALL_SYSCALL, 2, VERDICT_EPERM },
 	{ "deny", false, CALL_DEVICE_IOCTL, 1, VERDICT_EPERM },
 	{ "deny", true, CALL_SYSCALL, 0, VERDICT_ALLOW },
 	{ "deny", true, CALL_SYSCALL, 2, VERDICT_EINVAL },
-	{ "0", false, CALL_SYSCALL, 1, VERDICT_EPERM },
+	{ "2", false, CALL_SYSCALL, 1, VERDICT_EPERM },
 	{ "1", false, CALL_SYSCALL, 0, VERDICT_ALLOW },
 };
 
@@ -177,7 +177,7 @@ TEST(presets_and_aliases)
 		const char *name;
 		int unpriv, umo;
 	} want[] = { { "allow", 1, 0 }, { "1", 1, 0 }, { "user-mode-only", 1, 1 },
-		     { "2", 1, 1 },     { "deny", 0, 0 }, { "0", 0, 0 } };
+		     { "0", 1, 1 },     { "deny", 0, 0 }, { "2", 0, 0 } };
 	char err[256];
 
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {

@@ -28,10 +28,28 @@ static int check(const char *path, bool *exists)
 	return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 }
 
+/* The directory the temporary file goes into: there, a directory (links
+ * to one are fine), and writable. */
+static int check_dir(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	const char *dir = dirname(buf);
+	if (stat(dir, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(dir, W_OK | X_OK) < 0 ? -errno : 0;
+}
+
 int atomic_file_check(const char *path)
 {
 	bool exists;
-	return check(path, &exists);
+	int err = check(path, &exists);
+
+	return err ? err : check_dir(path);
 }
 
 bool atomic_file_refusal(const char *path, int err, char *buf, size_t size)

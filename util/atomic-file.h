@@ -20,7 +20,9 @@ int write_file_atomic(const char *path, const char *text, mode_t mode);
  * is missing or a regular file, -ELOOP for a symbolic link (dangling or
  * not; a link to /dev/null is how systemd masks a file), -EISDIR for a
  * directory, -EINVAL for anything else (fifo, socket, device); other
- * -errno when lstat() fails otherwise (ENOENT is "missing"). */
+ * -errno when lstat() fails otherwise (ENOENT is "missing").  Then its
+ * directory: -ENOENT when it is missing, -ENOTDIR when it (or a component
+ * above) is not a directory, -EACCES when it is not writable. */
 int atomic_file_check(const char *path);
 
 /* When err is one of the refusals above and path is indeed not a regular
