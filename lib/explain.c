@@ -94,9 +94,11 @@ static void explain_syscall(struct text *t, int err, const struct libuffd_open_r
 	int has_cap = found && (capeff >> CAP_SYS_PTRACE_BIT & 1) && in_init_user_ns();
 	int has_cap_in_userns = found && (capeff >> CAP_SYS_PTRACE_BIT & 1) && !in_init_user_ns();
 	int new_semantics = kernel_at_least(5, 11);
-	/* What the kernel itself would decide (fs/userfaultfd.c). */
-	int kernel_allows = new_semantics ? (user_mode_only || has_cap || sysctl == 1)
-					  : (has_cap || sysctl == 1);
+	/* What the kernel itself would decide (fs/userfaultfd.c); 2 denies
+	 * on a kernel with the patch series in uffdguard's kernel/. */
+	int kernel_allows = new_semantics
+				    ? (has_cap || sysctl == 1 || (user_mode_only && sysctl == 0))
+				    : (has_cap || sysctl == 1);
 
 	switch (err) {
 	case -ENOSYS:
@@ -136,7 +138,10 @@ static void explain_syscall(struct text *t, int err, const struct libuffd_open_r
 			       "and this process's privileges should allow it (a security module?)", sysctl);
 		return;
 	}
-	if (new_semantics)
+	if (sysctl == 2)
+		put(t, "vm.unprivileged_userfaultfd is 2, which denies userfaultfd(2), even with "
+		       "UFFD_USER_MODE_ONLY, to a process that lacks CAP_SYS_PTRACE, as this one does");
+	else if (new_semantics)
 		put(t, "vm.unprivileged_userfaultfd is 0, which on this kernel (5.11 or later) lets a "
 		       "process without CAP_SYS_PTRACE create only user-mode-only descriptors; this "
 		       "request asked to handle kernel faults and the process lacks CAP_SYS_PTRACE");

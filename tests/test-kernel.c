@@ -412,6 +412,21 @@ TEST(explain_sysctl_and_missing_cap_sys_ptrace)
 	ASSERT_SAYS(e, "lacks CAP_SYS_PTRACE");
 }
 
+/* Linux with the patch series in kernel/: 2 denies the flag too. */
+TEST(explain_sysctl_2_denies_user_mode_only_too)
+{
+	require_root();
+	if (access(SYSCTL_COVERS_DEV_PATH, F_OK) != 0)
+		SKIP("needs vm.unprivileged_userfaultfd=2, which the patch series in kernel/ "
+		     "adds (no %s here)", SYSCTL_COVERS_DEV_PATH);
+	sysctl_set(2);
+	struct explained *e = explain_as(WHO_UNPRIV, (struct explained){
+		.flags = LIBUFFD_OPEN_SYSCALL_ONLY });
+	ASSERT_ERR(e->err, -EPERM);
+	ASSERT_SAYS(e, "vm.unprivileged_userfaultfd is 2");
+	ASSERT_SAYS(e, "lacks CAP_SYS_PTRACE");
+}
+
 TEST(explain_device_permissions)
 {
 	require_root();
