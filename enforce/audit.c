@@ -18,7 +18,9 @@
 #include "cleanup.h"
 #include "trusted-path.h"
 
-#define QUEUE_SIZE 512 /* records between the supervisor and the writer */
+/* Records between the supervisor and the writer: a burst of a few
+ * thousand decisions (64 threads calling at once) fits. */
+#define QUEUE_SIZE 4096
 #define INTERVAL_NS 1000000000LL
 
 /* MESSAGE_ID of each kind of journal entry (systemd-id128 new). */
@@ -65,7 +67,7 @@ struct record {
 	enum record_type type;
 	struct timespec when; /* CLOCK_REALTIME */
 	union {
-		struct audit_decision decision;
+		struct audit_decision decision; /* exe: ours, malloc'ed */
 		struct audit_control control;
 		uint64_t count; /* suppressed, lost */
 		char warning[512];
@@ -434,17 +436,19 @@ static void reopen_file(struct audit *a)
 	a->fd = fd;
 }
 
-/* Queue a record.  Under a->lock. */
-static void push_locked(struct audit *a, const struct record *r)
+/* Queue a record; false if the queue is full (the record counts as
+ * lost).  Under a->lock. */
+static bool push_locked(struct audit *a, const struct record *r)
 {
 	if (a->count == QUEUE_SIZE) {
 		a->stats.lost++;
 		a->lost_unreported++;
-		return;
+		return false;
 	}
 	a->queue[(a->head + a->count) % QUEUE_SIZE] = *r;
 	a->count++;
 	pthread_cond_signal(&a->wake);
+	return true;
 }
 
 /* The rate limit's second is over: say what it suppressed.  Under lock. */
@@ -481,6 +485,8 @@ static void *writer(void *arg)
 				warnf(a, "%s", r->warning);
 			else
 				write_record(a, r);
+			if (r->type == REC_DECISION)
+				free((char *)r->decision.exe);
 			pthread_mutex_lock(&a->lock);
 			a->progress++;
 			pthread_cond_broadcast(&a->idle);
@@ -575,7 +581,11 @@ void audit_decision(struct audit *a, const struct audit_decision *d)
 	if (!a->sink)
 		return;
 	clock_gettime(CLOCK_REALTIME, &r.when);
-	submit(a, &r);
+	r.decision.exe = strdup(d->exe ? d->exe : "");
+	pthread_mutex_lock(&a->lock);
+	if (!r.decision.exe || !push_locked(a, &r))
+		free((char *)r.decision.exe);
+	pthread_mutex_unlock(&a->lock);
 }
 
 void audit_control(struct audit *a, const struct audit_control *c)

@@ -51,7 +51,7 @@ struct audit_decision {
 	pid_t pid, tid;
 	long uid;
 	char comm[64];
-	char exe[PATH_MAX];
+	const char *exe; /* copied by audit_decision() */
 	const char *call, *abi; /* static strings */
 	uint64_t flags;
 	bool privileged;

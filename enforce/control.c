@@ -60,6 +60,15 @@ static int write_new_knob(int dirfd, const struct policy_knob *k, int value)
 	return write(fd, v, 2) == 2 ? 0 : -EIO;
 }
 
+static void forget_watches(struct control *c)
+{
+	if (c->dir_wd >= 0)
+		inotify_rm_watch(c->inotify_fd, c->dir_wd);
+	if (c->parent_wd >= 0 && c->parent_wd != c->dir_wd)
+		inotify_rm_watch(c->inotify_fd, c->parent_wd);
+	c->dir_wd = c->parent_wd = -1;
+}
+
 /* Make or take the directory at c->path; c->dirfd on success. */
 static int open_dir(struct control *c, const struct policy *p, char *err, size_t err_size)
 {
@@ -120,16 +129,25 @@ static int open_dir(struct control *c, const struct policy *p, char *err, size_t
 	 * the files are made, so that they raise no event. */
 	char self[64];
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", c->dirfd);
-	if (inotify_add_watch(c->inotify_fd, self,
-			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
-				      IN_ONLYDIR) < 0)
+	c->dir_wd = inotify_add_watch(c->inotify_fd, self,
+				      IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+					      IN_ONLYDIR);
+	if (c->dir_wd < 0)
 		goto fail_errno;
+	/* While uffdguard holds the directory open, its removal raises no
+	 * IN_DELETE_SELF: the parent's events about its name tell. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", parent);
+	c->parent_wd = inotify_add_watch(c->inotify_fd, self, IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ONLYDIR);
+	if (c->parent_wd < 0)
+		goto fail_errno;
+	snprintf(c->name, sizeof(c->name), "%s", name);
 	return 0;
 fail_errno:
 	r = -errno;
 	snprintf(why, sizeof(why), "%s: %s", c->path, strerror(-r));
 fail_why:
 	snprintf(err, err_size, "control directory: %s", why);
+	forget_watches(c);
 	if (c->dirfd >= 0) {
 		for (size_t i = 0; c->created_dir && i < POLICY_N_KNOBS; i++)
 			unlinkat(c->dirfd, policy_knobs[i].name, 0);
@@ -145,7 +163,8 @@ fail_why:
 int control_open(struct control *c, const char *path, const struct policy *p, char *err,
 		 size_t err_size)
 {
-	*c = (struct control){ .dirfd = -1, .inotify_fd = -1, .path = strdup(path) };
+	*c = (struct control){ .dirfd = -1, .inotify_fd = -1, .dir_wd = -1, .parent_wd = -1,
+			       .path = strdup(path) };
 	if (!c->path) {
 		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
@@ -238,6 +257,8 @@ static void lost_dir(struct control *c, struct policy *p, const char *how,
 	struct audit_control ev = { .applied = false };
 	char err[1024];
 
+	/* Events still queued for the old directory are not about the new. */
+	forget_watches(c);
 	if (c->dirfd >= 0) {
 		/* Moved: the knob files there are ours and mean nothing now. */
 		for (size_t i = 0; i < POLICY_N_KNOBS; i++)
@@ -260,6 +281,12 @@ static void lost_dir(struct control *c, struct policy *p, const char *how,
 	report(data, &ev);
 }
 
+static bool dir_unlinked(int dirfd)
+{
+	struct stat st;
+	return fstat(dirfd, &st) == 0 && st.st_nlink == 0;
+}
+
 void control_update(struct control *c, struct policy *p, control_report_fn *report, void *data)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
@@ -273,14 +300,26 @@ void control_update(struct control *c, struct policy *p, control_report_fn *repo
 		for (char *ptr = buf; ptr < buf + n;) {
 			const struct inotify_event *ev = (const struct inotify_event *)ptr;
 			ptr += sizeof(*ev) + ev->len;
+			/* Events were lost: any knob may have changed, and the
+			 * directory may be gone. */
+			bool all = ev->mask & IN_Q_OVERFLOW;
+			if (all && c->dirfd >= 0 && dir_unlinked(c->dirfd))
+				gone = "removed";
+			if (ev->wd == c->parent_wd && ev->wd != c->dir_wd) {
+				if (ev->len && !strcmp(ev->name, c->name))
+					gone = ev->mask & IN_DELETE	 ? "removed"
+					       : ev->mask & IN_MOVED_FROM ? "moved away"
+									  : "replaced";
+				continue;
+			}
+			if (!all && ev->wd != c->dir_wd)
+				continue; /* a directory given up */
 			if (ev->mask & IN_DELETE_SELF)
 				gone = "removed";
 			else if (ev->mask & IN_MOVE_SELF)
 				gone = "moved away";
 			else if (ev->mask & IN_UNMOUNT)
 				gone = "unmounted";
-			/* Events were lost: any knob may have changed. */
-			bool all = ev->mask & IN_Q_OVERFLOW;
 			for (size_t i = 0; i < POLICY_N_KNOBS; i++)
 				changed[i] |= all || (ev->len && !strcmp(ev->name, policy_knobs[i].name));
 		}
@@ -311,7 +350,7 @@ void control_close(struct control *c)
 	if (c->inotify_fd >= 0)
 		close(c->inotify_fd);
 	free(c->path);
-	*c = (struct control){ .dirfd = -1, .inotify_fd = -1 };
+	*c = (struct control){ .dirfd = -1, .inotify_fd = -1, .dir_wd = -1, .parent_wd = -1 };
 }
 
 /* The knob named at the start of "KNOB=V", or NULL. */

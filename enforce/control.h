@@ -26,6 +26,9 @@ struct control {
 	char *path;     /* as given */
 	int dirfd;      /* -1: none (not asked for, or lost) */
 	int inotify_fd; /* -1: none */
+	int dir_wd;     /* the watch of the directory's files */
+	int parent_wd;  /* the watch of its parent: removed or moved away */
+	char name[NAME_MAX + 1]; /* its name in the parent */
 	bool created_dir;
 };
 

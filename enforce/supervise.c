@@ -36,7 +36,7 @@ int supervisor_init(struct supervisor *s, const struct supervisor_options *o, ch
 		    size_t err_size)
 {
 	*s = (struct supervisor){ .policy = o->policy, .listener = -1,
-				  .control = { .dirfd = -1, .inotify_fd = -1 },
+				  .control = { .dirfd = -1, .inotify_fd = -1, .dir_wd = -1, .parent_wd = -1 },
 				  .state = { .dirfd = -1 } };
 	/* The tree may run as our user: undumpable, it can neither ptrace us
 	 * nor pidfd_getfd() the listener and answer "continue" itself. */
@@ -221,7 +221,7 @@ int supervisor_handle(struct supervisor *s)
 			.verdict = verdict_text, .reason = why,
 		};
 		memcpy(d.comm, c.comm, sizeof(d.comm));
-		memcpy(d.exe, c.exe, sizeof(d.exe));
+		d.exe = c.exe;
 		audit_decision(s->audit, &d);
 	}
 	return 0;
