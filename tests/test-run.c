@@ -774,9 +774,10 @@ TEST_TIMEOUT(audit_to_a_fifo_or_a_device_is_refused_at_once, 90)
 		pid_t pid = cli_spawn((const char *const[]){ "run", "--mode", "supervise", "--audit",
 							     dests[i], "--", h, "exit", "0", NULL },
 				      NULL, &err, NULL);
+		/* Exits at once, with its message (well within a pipe's size). */
+		ASSERT_EQ(wait_exit(pid, 60), 125);
 		struct reader rd = { .fd = err };
 		read_rest(&rd);
-		ASSERT_EQ(wait_exit(pid, 60), 125);
 		ASSERT_CONTAINS(rd.buf, why[i]);
 		close(err);
 		free(rd.buf);
@@ -826,9 +827,8 @@ TEST_TIMEOUT(sighup_reopens_the_audit_file_and_is_not_passed_on, 90)
 	snprintf(rotated, sizeof(rotated), "%s/audit.jsonl.1", tmp);
 	snprintf(go, sizeof(go), "%s/go", tmp);
 	pid_t pid = cli_spawn((const char *const[]){ "run", "--mode", "supervise", "--audit", audit,
-						     "--audit-rate", "0", "--", run_helper_path(),
-						     "calls", "10", "then", "pause", go, "calls",
-						     "10", NULL },
+						     "--", run_helper_path(), "calls", "10", "then",
+						     "pause", go, "calls", "10", NULL },
 			      &out, NULL, NULL);
 	struct reader rd = { .fd = out };
 	ASSERT_TRUE(read_until(&rd, "waiting", 60));
@@ -873,9 +873,9 @@ TEST_TIMEOUT(audit_on_a_full_disk_writes_whole_records_and_counts_the_loss, 60)
 	setup();
 	ASSERT_TRUE(mkdtemp(tmp) != NULL);
 	snprintf(audit, sizeof(audit), "%s/audit.jsonl", tmp);
+	/* 100 calls: within the default rate limit, whatever the speed. */
 	pid_t pid = cli_spawn((const char *const[]){ "run", "--mode", "supervise", "--audit", audit,
-						     "--audit-rate", "0", "--", run_helper_path(),
-						     "calls", "100", NULL },
+						     "--", run_helper_path(), "calls", "100", NULL },
 			      &out, &err, small_file_limit);
 	struct reader ro = { .fd = out }, re = { .fd = err };
 	read_rest(&ro);
@@ -998,11 +998,12 @@ TEST(control_directory_on_a_kernel_file_system_is_refused)
 	for (int v = 0; v < 2; v++) {
 		sysctl_set(v);
 		/* A policy that would write the other value. */
-		cli_refused(125, "procfs",
-			(const char *const[]){ "run", "--mode", "supervise", "--policy",
-					       v ? "deny" : "allow", "--control", "/proc/sys/vm",
-					       "--", h, "touch", "TOUCH", NULL });
+		struct cli_result r;
+		CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--policy", v ? "deny" : "allow",
+		    "--control", "/proc/sys/vm", "--", h, "exit", "0");
 		ASSERT_EQ(sysctl_get(), v);
+		ASSERT_EQ(r.status, 125);
+		ASSERT_CONTAINS(r.err, "procfs");
 	}
 	/* mkdir in cgroupfs makes a cgroup: refused before. */
 	snprintf(cgroup_dir, sizeof(cgroup_dir), "/tmp/uffdguard-cg.XXXXXX");
@@ -1073,5 +1074,95 @@ TEST_TIMEOUT(knob_write_in_progress_is_not_taken_for_a_value, 60)
 	ASSERT_EQ(line_value(r.out, "after-unpriv-0"), EPERM);
 	if (strstr(r.err, "valid value"))
 		FAIL("an empty file was taken for a bad value:\n%s", r.err);
+	rmdir(tmp);
+}
+
+/* systemd's notification socket, played by the test. */
+static char notify_path[64];
+
+static void use_notify_socket(void)
+{
+	setenv("NOTIFY_SOCKET", notify_path, 1);
+}
+
+/* The next notification holding `want`; fails after `seconds`. */
+static void notified(int sock, const char *want, char *msg, size_t size, int seconds)
+{
+	double deadline = now_ms() + seconds * 1000.0;
+
+	for (;;) {
+		struct pollfd p = { .fd = sock, .events = POLLIN };
+		if (poll(&p, 1, 100) > 0) {
+			ssize_t n = recv(sock, msg, size - 1, 0);
+			if (n > 0) {
+				msg[n] = '\0';
+				if (strstr(msg, want))
+					return;
+			}
+		}
+		if (now_ms() > deadline)
+			FAIL("no notification with \"%s\" after %d s", want, seconds);
+	}
+}
+
+/* As a service of Type=notify: READY=1 once the command runs under the
+ * policy, a reload (SIGHUP) announced, and with --ready command the
+ * command's own READY=1 the only one. */
+TEST_TIMEOUT(a_service_is_ready_once_the_command_runs, 90)
+{
+	char tmp[] = "/tmp/uffdguard-svc.XXXXXX", go[PATH_MAX], msg[4096];
+	int out;
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(go, sizeof(go), "%s/go", tmp);
+	snprintf(notify_path, sizeof(notify_path), "%.40s/notify", tmp);
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", notify_path);
+	int sock = ASSERT_SYS(socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+	ASSERT_SYS(bind(sock, (struct sockaddr *)&sa, sizeof(sa)));
+
+	pid_t pid = cli_spawn((const char *const[]){ "run", "--mode", "supervise", "--policy",
+						     "user-mode-only", "--", run_helper_path(),
+						     "pause", go, "exit", "0", NULL },
+			      &out, NULL, use_notify_socket);
+	struct reader rd = { .fd = out };
+	notified(sock, "READY=1", msg, sizeof(msg), 60);
+	ASSERT_CONTAINS(msg, "STATUS=supervising: policy user-mode-only");
+	ASSERT_TRUE(read_until(&rd, "waiting", 60));
+	ASSERT_SYS(kill(pid, SIGHUP));
+	notified(sock, "RELOADING=1", msg, sizeof(msg), 60);
+	ASSERT_CONTAINS(msg, "MONOTONIC_USEC=");
+	notified(sock, "READY=1", msg, sizeof(msg), 60);
+	int fd = ASSERT_SYS(open(go, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+	close(fd);
+	read_rest(&rd);
+	ASSERT_EQ(wait_exit(pid, 60), 0);
+	ASSERT_EQ(line_value(rd.buf, "hup"), 0);
+	close(out);
+	free(rd.buf);
+
+	pid = cli_spawn((const char *const[]){ "run", "--mode", "supervise", "--ready", "command",
+					       "--", run_helper_path(), "notify", NULL },
+			&out, NULL, use_notify_socket);
+	rd = (struct reader){ .fd = out };
+	read_rest(&rd);
+	ASSERT_EQ(wait_exit(pid, 60), 0);
+	ASSERT_CONTAINS(rd.buf, "notified 1");
+	int ready = 0;
+	ssize_t n;
+	while ((n = recv(sock, msg, sizeof(msg) - 1, 0)) > 0) {
+		msg[n] = '\0';
+		if (strstr(msg, "READY=1")) {
+			ready++;
+			ASSERT_CONTAINS(msg, "STATUS=the command is ready");
+		}
+	}
+	ASSERT_EQ(ready, 1);
+	close(out);
+	free(rd.buf);
+	close(sock);
+	unlink(notify_path);
+	unlink(go);
 	rmdir(tmp);
 }
