@@ -90,6 +90,7 @@ struct audit {
 	struct record *queue;
 	size_t head, count;
 	bool reopen, stop, exited;
+	size_t reopen_after; /* records queued before the reopen, to the old file */
 	uint64_t progress;
 	long long window_start; /* the rate limit's current second, ns */
 	unsigned window_count;
@@ -469,7 +470,7 @@ static void *writer(void *arg)
 
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
-		if (a->reopen) {
+		if (a->reopen && !a->reopen_after) {
 			a->reopen = false;
 			pthread_mutex_unlock(&a->lock);
 			reopen_file(a);
@@ -480,6 +481,8 @@ static void *writer(void *arg)
 			*r = a->queue[a->head];
 			a->head = (a->head + 1) % QUEUE_SIZE;
 			a->count--;
+			if (a->reopen_after)
+				a->reopen_after--;
 			pthread_mutex_unlock(&a->lock);
 			if (r->type == REC_WARNING)
 				warnf(a, "%s", r->warning);
@@ -617,6 +620,7 @@ void audit_reopen(struct audit *a)
 		return;
 	pthread_mutex_lock(&a->lock);
 	a->reopen = true;
+	a->reopen_after = a->count;
 	pthread_cond_signal(&a->wake);
 	pthread_mutex_unlock(&a->lock);
 }

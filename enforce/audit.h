@@ -93,7 +93,7 @@ void audit_control(struct audit *a, const struct audit_control *c);
 void audit_warn(struct audit *a, const char *message);
 
 /* Close the file and open the path again (rotation, on SIGHUP): records
- * queued before go to one file or the other, none is lost.  If the path
+ * queued before go to the old file, those after to the new one.  If the path
  * cannot be opened, writing goes on to the file already open, with a
  * warning.  Asynchronous; no effect on the journal. */
 void audit_reopen(struct audit *a);
