@@ -535,6 +535,22 @@ static int recreate(int argc, char **argv)
 	return 0;
 }
 
+/* N bad values written to a knob, each followed by a call (which the
+ * supervisor decides after taking the write): N warnings for whoever
+ * reads uffdguard's standard error, if anyone does. */
+static int badvalues(int argc, char **argv)
+{
+	if (argc < 4)
+		fatal("badvalues DIR N");
+	long n = atol(argv[3]), refused = 0;
+	for (long i = 0; i < n; i++) {
+		write_file(argv[2], "cover_device", i % 2 ? "yes\n" : "no\n");
+		refused += uffd(UFFD_USER_MODE_ONLY) != 0;
+	}
+	printf("badvalues %ld calls-refused %ld\n", n, refused);
+	return 0;
+}
+
 static int orphan(void)
 {
 	pid_t parent = getppid();
@@ -672,6 +688,8 @@ static int dispatch(int argc, char **argv)
 		return inprogress(argc, argv);
 	if (!strcmp(cmd, "recreate"))
 		return recreate(argc, argv);
+	if (!strcmp(cmd, "badvalues"))
+		return badvalues(argc, argv);
 	if (!strcmp(cmd, "notify")) {
 		/* A service that says itself when it is ready. */
 		int r = sd_notify(0, "READY=1\nSTATUS=the command is ready");

@@ -812,6 +812,35 @@ TEST_TIMEOUT(a_closed_standard_error_does_not_kill_the_supervisor, 60)
 	rmdir(tmp);
 }
 
+/* Nobody reads uffdguard's standard error, and its pipe is full: the
+ * warnings wait (or are lost), the decisions do not. */
+TEST_TIMEOUT(decisions_do_not_wait_for_a_blocked_standard_error, 120)
+{
+	char tmp[] = "/tmp/uffdguard-ctl.XXXXXX", dir[PATH_MAX];
+	int out, err;
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(dir, sizeof(dir), "%s/knobs", tmp);
+	/* 2000 warnings of some 150 bytes: several times a pipe's 64 KiB. */
+	pid_t pid = cli_spawn((const char *const[]){ "run", "--mode", "supervise", "--control",
+						     dir, "--", run_helper_path(), "badvalues", dir,
+						     "2000", NULL },
+			      &out, &err, NULL);
+	struct reader ro = { .fd = out }, re = { .fd = err };
+	/* Standard error is not read until the command is done. */
+	ASSERT_TRUE(read_until(&ro, "badvalues 2000 calls-refused 0", 100));
+	read_rest(&re);
+	read_rest(&ro);
+	ASSERT_EQ(wait_exit(pid, 60), 0);
+	ASSERT_CONTAINS(re.buf, "is not a valid value");
+	close(out);
+	close(err);
+	free(ro.buf);
+	free(re.buf);
+	rmdir(tmp);
+}
+
 /* logrotate without copytruncate: the file is moved away, SIGHUP makes
  * uffdguard open the path again; no record is lost, and the signal is
  * not passed on to the command. */
