@@ -723,6 +723,18 @@ TEST(audit_file_is_one_no_other_user_chooses)
 	cli_refused(125, "is a symbolic link owned by uid", args);
 	ASSERT_SYS(unlink(audit));
 
+	/* A link of another user on the way, not only at the end. */
+	char sub[PATH_MAX + 8], via[PATH_MAX + 32];
+	snprintf(sub, sizeof(sub), "%s/sub", tmp);
+	snprintf(via, sizeof(via), "%s/sub/audit.jsonl", tmp);
+	ASSERT_SYS(symlink(tmp, sub));
+	ASSERT_SYS(lchown(sub, other, other));
+	cli_refused(125, "is a symbolic link owned by uid",
+		(const char *const[]){ "run", "--mode", "supervise", "--audit", via, "--", h,
+				       "touch", "TOUCH", NULL });
+	ASSERT_TRUE(access(audit, F_OK) < 0 && errno == ENOENT);
+	ASSERT_SYS(unlink(sub));
+
 	ASSERT_SYS(link(target, audit));
 	cli_refused(125, "has 2 names", args);
 	ASSERT_SYS(unlink(audit));
