@@ -1,20 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <json-c/json.h>
 #include <limits.h>
 #include <seccomp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -23,79 +19,25 @@
 #include "seccomp-filter.h"
 #include "supervise.h"
 
-/* A warning to whoever runs the supervisor (supervisor_options.warn). */
+/* A warning to whoever runs the supervisor, through the I/O thread. */
 __attribute__((format(printf, 2, 3))) static void report(struct supervisor *s, const char *fmt,
 							 ...)
 {
 	char msg[512];
 	va_list ap;
 
-	if (!s->warn)
-		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	s->warn(s->warn_data, msg);
-}
-
-static int write_knob(struct supervisor *s, const struct policy_knob *k)
-{
-	char v[3] = { (char)('0' + policy_knob_get(&s->policy, k)), '\n', 0 };
-	cleanup_close int fd = openat(s->control_dirfd, k->name,
-				      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return -errno;
-	return write(fd, v, 2) == 2 ? 0 : -EIO;
-}
-
-static int control_init(struct supervisor *s, const char *dir, char *err, size_t err_size)
-{
-	const char *stage = "mkdir";
-
-	if (mkdir(dir, 0700) == 0)
-		s->created_dir = true;
-	else if (errno != EEXIST)
-		goto fail;
-	stage = "open";
-	/* Not through a symlink: the checks below must be about DIR itself. */
-	s->control_dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->control_dirfd < 0)
-		goto fail;
-	/* Whoever can write the knob files sets the policy. */
-	struct stat st;
-	stage = "owned by another user or writable by others; refusing it";
-	if (fstat(s->control_dirfd, &st) < 0)
-		goto fail;
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
-		errno = EPERM;
-		goto fail;
-	}
-	s->control_dir = strdup(dir);
-	for (size_t i = 0; i < POLICY_N_KNOBS; i++) {
-		int r = write_knob(s, &policy_knobs[i]);
-		if (r < 0) {
-			errno = -r;
-			stage = policy_knobs[i].name;
-			goto fail;
-		}
-	}
-	/* Watch after writing, so our own files raise no event. */
-	stage = "inotify";
-	s->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (s->inotify_fd < 0 || inotify_add_watch(s->inotify_fd, dir, IN_CLOSE_WRITE | IN_MOVED_TO) < 0)
-		goto fail;
-	return 0;
-fail:
-	snprintf(err, err_size, "control directory %s: %s: %s", dir, stage, strerror(errno));
-	return -errno;
+	audit_warn(s->audit, msg);
 }
 
 int supervisor_init(struct supervisor *s, const struct supervisor_options *o, char *err,
 		    size_t err_size)
 {
-	*s = (struct supervisor){ .policy = o->policy, .listener = -1, .audit_fd = -1,
-				  .inotify_fd = -1, .control_dirfd = -1, .warn = o->warn,
-				  .warn_data = o->warn_data };
+	*s = (struct supervisor){ .policy = o->policy, .listener = -1,
+				  .control = { .dirfd = -1, .inotify_fd = -1, .dir_wd = -1, .parent_wd = -1 },
+				  .state = { .dirfd = -1 } };
 	/* The tree may run as our user: undumpable, it can neither ptrace us
 	 * nor pidfd_getfd() the listener and answer "continue" itself. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
@@ -128,54 +70,60 @@ int supervisor_init(struct supervisor *s, const struct supervisor_options *o, ch
 		snprintf(err, err_size, "out of memory");
 		return -ENOMEM;
 	}
-	if (o->audit_path) {
-		s->audit_fd = open(o->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
-				   0600);
-		if (s->audit_fd < 0) {
-			snprintf(err, err_size, "cannot open audit file %s: %s", o->audit_path,
-				 strerror(errno));
-			return -errno;
-		}
+	struct audit_options ao = { .destination = o->audit, .rate = o->audit_rate,
+				    .warn = o->warn, .warn_data = o->warn_data };
+	int r = audit_open(&s->audit, &ao, err, err_size);
+	if (r < 0)
+		return r;
+	if (o->state_path) {
+		char note[1024];
+		r = control_state_open(&s->state, o->state_path, &s->policy, note, sizeof(note), err,
+				       err_size);
+		if (r < 0)
+			return r;
+		if (note[0] && o->warn)
+			o->warn(o->warn_data, note);
 	}
 	if (o->control_dir)
-		return control_init(s, o->control_dir, err, err_size);
+		return control_open(&s->control, o->control_dir, &s->policy, err, err_size);
 	return 0;
 }
 
-/* Take knob k from its file, or put the value in force back into it. */
-static void read_knob(struct supervisor *s, const struct policy_knob *k)
+/* What control_update() did: audited, and told when it went wrong;
+ * an applied change is kept in the state file. */
+static void control_event(void *data, const struct audit_control *ev)
 {
-	char value[32] = "", assignment[128], err[256];
-	cleanup_close int fd = openat(s->control_dirfd, k->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	ssize_t len = fd >= 0 ? read(fd, value, sizeof(value) - 1) : -1;
+	struct supervisor *s = data;
 
-	value[len > 0 ? len : 0] = '\0';
-	value[strcspn(value, " \t\n")] = '\0';
-	snprintf(assignment, sizeof(assignment), "%s=%s", k->name, value);
-	if (policy_set_knob(&s->policy, assignment, err, sizeof(err)) < 0) {
-		report(s, "control: %s; keeping %s=%d", err, k->name, policy_knob_get(&s->policy, k));
-		write_knob(s, k); /* show the value in force */
+	audit_control(s->audit, ev);
+	if (!ev->applied) {
+		s->refused++;
+		report(s, "control: %s", ev->message);
+		return;
 	}
+	if (!ev->knob[0]) /* the directory, made again */
+		report(s, "control: %s", ev->message);
+	if (ev->knob[0] && s->state.path) {
+		char err[1024];
+		if (control_state_save(&s->state, &s->policy, err, sizeof(err)) < 0)
+			report(s, "%s; it will not survive a restart", err);
+	}
+}
+
+int supervisor_control_fd(const struct supervisor *s)
+{
+	return s->control.inotify_fd;
 }
 
 void supervisor_control(struct supervisor *s)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t n;
+	control_update(&s->control, &s->policy, control_event, s);
+}
 
-	if (s->inotify_fd < 0)
-		return;
-	while ((n = read(s->inotify_fd, buf, sizeof(buf))) > 0) {
-		for (char *ptr = buf; ptr < buf + n;) {
-			const struct inotify_event *ev = (const struct inotify_event *)ptr;
-			ptr += sizeof(*ev) + ev->len;
-			/* Events were lost: any knob may have changed. */
-			bool all = ev->mask & IN_Q_OVERFLOW;
-			for (size_t i = 0; i < POLICY_N_KNOBS; i++)
-				if (all || (ev->len && !strcmp(ev->name, policy_knobs[i].name)))
-					read_knob(s, &policy_knobs[i]);
-		}
-	}
+void supervisor_reload(struct supervisor *s)
+{
+	audit_reopen(s->audit);
+	control_retry(&s->control, &s->policy, control_event, s);
 }
 
 /* What /proc tells about the calling thread. */
@@ -218,53 +166,6 @@ static void read_caller(pid_t tid, bool want_exe, struct caller *c)
 	}
 }
 
-static void audit(struct supervisor *s, const struct seccomp_notif *req, const struct caller *c,
-		  const struct call *call, const char *abi, bool privileged, const char *verdict,
-		  const char *why)
-{
-	struct timespec ts;
-	struct tm tm;
-	char when[64], flags[24];
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	size_t off = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(when + off, sizeof(when) - off, ".%06ldZ", ts.tv_nsec / 1000);
-	snprintf(flags, sizeof(flags), "0x%" PRIx64, (uint64_t)call->flags);
-
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "time", json_object_new_string(when));
-	json_object_object_add(o, "pid", json_object_new_int(c->tgid));
-	json_object_object_add(o, "tid", json_object_new_int((int)req->pid));
-	json_object_object_add(o, "uid", json_object_new_int64(c->uid));
-	json_object_object_add(o, "comm", json_object_new_string(c->comm));
-	json_object_object_add(o, "exe", json_object_new_string(c->exe));
-	json_object_object_add(o, "call", json_object_new_string(call->path == CALL_SYSCALL
-									  ? "userfaultfd"
-									  : "USERFAULTFD_IOC_NEW"));
-	json_object_object_add(o, "abi", json_object_new_string(abi));
-	json_object_object_add(o, "flags", json_object_new_string(flags));
-	json_object_object_add(o, "privileged", json_object_new_boolean(privileged));
-	json_object_object_add(o, "verdict", json_object_new_string(verdict));
-	json_object_object_add(o, "reason", json_object_new_string(why));
-
-	size_t len;
-	const char *text = json_object_to_json_string_length(
-		o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-	char *line = malloc(len + 1);
-	if (line) {
-		memcpy(line, text, len);
-		line[len] = '\n';
-		/* One write per line: O_APPEND keeps lines whole. */
-		if (write(s->audit_fd, line, len + 1) != (ssize_t)(len + 1) && !s->audit_failed) {
-			report(s, "audit file: %s", strerror(errno));
-			s->audit_failed = true;
-		}
-		free(line);
-	}
-	json_object_put(o);
-}
-
 int supervisor_handle(struct supervisor *s)
 {
 	struct seccomp_notif *req = s->req;
@@ -281,36 +182,47 @@ int supervisor_handle(struct supervisor *s)
 	const char *abi = "?", *verdict_text = "", *why = "";
 	struct caller c = { .tgid = -1, .uid = -1 };
 	bool ours = filter_classify(&req->data, &call, &abi), privileged = false;
+	bool recorded = false;
 	memset(resp, 0, s->resp_size);
 	resp->id = req->id;
 	if (!ours) {
 		/* The filter sends nothing else; should it, fail closed. */
 		resp->error = -EPERM;
-	} else if (filter_is_marker(&call)) {
-		resp->error = -marker_errno(ENFORCER_SUPERVISOR, &s->policy);
-		verdict_text = "marker";
-		why = "uffdguard status marker";
 	} else {
-		read_caller((pid_t)req->pid, s->audit_fd >= 0, &c);
-		privileged = identity_privileged(c.cap_eff, c.user_ns);
+		/* Asked first: a suppressed record costs no readlink. */
+		recorded = audit_admit(s->audit);
+		read_caller((pid_t)req->pid, recorded, &c);
 		/* What we read belongs to the caller only if it is still
 		 * blocked in this call (the tid may have been reused). */
 		if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
 			return 0;
-		enum policy_reason r = policy_decide_reason(&s->policy, privileged, &call);
-		enum verdict v = policy_reason_verdict(r);
-		resp->error = v == VERDICT_EPERM ? -EPERM : v == VERDICT_EINVAL ? -EINVAL : 0;
-		if (v == VERDICT_ALLOW)
-			resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-		verdict_text = verdict_name(v);
-		why = policy_reason_text(r);
+		if (filter_is_marker(&call)) {
+			resp->error = -marker_errno(ENFORCER_SUPERVISOR, &s->policy);
+			verdict_text = "marker";
+			why = "uffdguard status marker";
+		} else {
+			privileged = identity_privileged(c.cap_eff, c.user_ns);
+			enum policy_reason r = policy_decide_reason(&s->policy, privileged, &call);
+			enum verdict v = policy_reason_verdict(r);
+			resp->error = v == VERDICT_EPERM ? -EPERM : v == VERDICT_EINVAL ? -EINVAL : 0;
+			if (v == VERDICT_ALLOW)
+				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+			verdict_text = verdict_name(v);
+			why = policy_reason_text(r);
+		}
 	}
 	if (ioctl(s->listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0)
 		return errno == ENOENT ? 0 : -errno; /* ENOENT: the caller went away */
-	if (ours && s->audit_fd >= 0) {
-		if (c.tgid < 0) /* the marker: no need to decide, but say who asked */
-			read_caller((pid_t)req->pid, true, &c);
-		audit(s, req, &c, &call, abi, privileged, verdict_text, why);
+	if (recorded) {
+		struct audit_decision d = {
+			.pid = c.tgid, .tid = (pid_t)req->pid, .uid = c.uid,
+			.call = call.path == CALL_SYSCALL ? "userfaultfd" : "USERFAULTFD_IOC_NEW",
+			.abi = abi, .flags = call.flags, .privileged = privileged,
+			.verdict = verdict_text, .reason = why,
+		};
+		memcpy(d.comm, c.comm, sizeof(d.comm));
+		d.exe = c.exe;
+		audit_decision(s->audit, &d);
 	}
 	return 0;
 }
@@ -322,28 +234,26 @@ int supervisor_handle(struct supervisor *s)
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
 #endif
 
-void supervisor_attach(struct supervisor *s, int listener)
+int supervisor_attach(struct supervisor *s, int listener, char *err, size_t err_size)
 {
 	s->listener = listener;
 	/* The caller sleeps until we answer: running on its CPU saves a
 	 * cross-CPU wake-up each way, tens of µs in a VM. */
 	(void)ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
+	int r = audit_start(s->audit);
+	if (r < 0)
+		snprintf(err, err_size, "cannot start the audit thread: %s", strerror(-r));
+	return r;
 }
 
-void supervisor_fini(struct supervisor *s)
+void supervisor_fini(struct supervisor *s, struct audit_stats *audit, unsigned *refused)
 {
-	if (s->control_dirfd >= 0) {
-		for (size_t i = 0; i < POLICY_N_KNOBS; i++)
-			unlinkat(s->control_dirfd, policy_knobs[i].name, 0);
-		close(s->control_dirfd);
-		if (s->created_dir)
-			rmdir(s->control_dir);
-	}
-	free(s->control_dir);
-	if (s->inotify_fd >= 0)
-		close(s->inotify_fd);
-	if (s->audit_fd >= 0)
-		close(s->audit_fd);
+	control_close(&s->control);
+	control_state_close(&s->state);
+	/* Without progress for this long, the destination is stuck. */
+	audit_close(s->audit, 5.0, audit);
+	*refused = s->refused;
+	s->audit = NULL;
 	if (s->listener >= 0)
 		close(s->listener);
 	free(s->req);

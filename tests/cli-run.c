@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "cli-run.h"
@@ -90,6 +91,150 @@ void cli_run(enum who who, const char *const *args, struct cli_result *r)
 		.out = sinks[0].buf, .err = sinks[1].buf };
 	if (r->status == 126 || r->status == 127)
 		FAIL("could not run %s as %d (status %d)", bin, (int)who, r->status);
+}
+
+pid_t cli_spawn(const char *const *args, int *out, int *err, void (*hook)(void))
+{
+	const char *argv[40] = { cli_path() };
+	int p[2][2];
+
+	for (int i = 0; args[i]; i++) {
+		ASSERT_TRUE(i < 38);
+		argv[i + 1] = args[i];
+	}
+	ASSERT_SYS(pipe2(p[0], O_CLOEXEC));
+	ASSERT_SYS(pipe2(p[1], O_CLOEXEC));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		dup2(out ? p[0][1] : null, 1);
+		dup2(err ? p[1][1] : null, 2);
+		if (hook)
+			hook();
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	close(p[0][1]);
+	close(p[1][1]);
+	if (out)
+		*out = p[0][0];
+	else
+		close(p[0][0]);
+	if (err)
+		*err = p[1][0];
+	else
+		close(p[1][0]);
+	return pid;
+}
+
+static void reader_fill(struct reader *r, int timeout_ms)
+{
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+
+	if (r->used + 4096 >= r->size) {
+		r->size = r->size * 2 + 8192;
+		r->buf = realloc(r->buf, r->size);
+		ASSERT_TRUE(r->buf != NULL);
+	}
+	r->buf[r->used] = '\0';
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return;
+	ssize_t n = read(r->fd, r->buf + r->used, r->size - r->used - 1);
+	if (n > 0)
+		r->used += (size_t)n;
+	else if (n == 0 || errno != EINTR)
+		r->eof = true;
+	r->buf[r->used] = '\0';
+}
+
+bool read_until(struct reader *r, const char *needle, int seconds)
+{
+	double deadline = now_ms() + seconds * 1000.0;
+
+	for (;;) {
+		reader_fill(r, 100);
+		if (strstr(r->buf, needle))
+			return true;
+		if (r->eof)
+			return false;
+		if (now_ms() > deadline)
+			FAIL("no \"%s\" after %d s; so far:\n%s", needle, seconds, r->buf);
+	}
+}
+
+void read_rest(struct reader *r)
+{
+	while (!r->eof)
+		reader_fill(r, 1000);
+}
+
+int wait_exit(pid_t pid, int seconds)
+{
+	double deadline = now_ms() + seconds * 1000.0;
+	int status;
+
+	for (;;) {
+		pid_t got = waitpid(pid, &status, WNOHANG);
+		if (got == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		if (got < 0)
+			FAIL("waitpid: %s", strerror(errno));
+		if (now_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("still running after %d s (killed)", seconds);
+		}
+		usleep(10000);
+	}
+}
+
+const char *run_helper_path(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 20);
+	ASSERT_TRUE(n > 0);
+	path[n] = '\0';
+	strcpy(strrchr(path, '/') + 1, "run-helper");
+	return path;
+}
+
+int line_value(const char *out, const char *name)
+{
+	char key[64];
+	snprintf(key, sizeof(key), "\n%s ", name);
+	char *buf = NULL;
+	if (asprintf(&buf, "\n%s", out) < 0)
+		FAIL("oom");
+	const char *at = strstr(buf, key);
+	if (!at)
+		FAIL("no line '%s' in the helper's output:\n%s", name, out);
+	int v = atoi(at + strlen(key));
+	free(buf);
+	return v;
+}
+
+void cli_refused(int want_status, const char *want_msg, const char *const *args)
+{
+	char tmp[] = "/tmp/uffdguard-bad.XXXXXX", flag[PATH_MAX];
+	const char *argv[32];
+	int n = 0;
+
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	snprintf(flag, sizeof(flag), "%s/started", tmp);
+	for (; args[n]; n++) {
+		ASSERT_TRUE(n < 31);
+		argv[n] = strcmp(args[n], "TOUCH") ? args[n] : flag;
+	}
+	argv[n] = NULL;
+	struct cli_result r;
+	cli_run(WHO_ROOT, argv, &r);
+	if (r.status != want_status)
+		FAIL("exit %d, want %d; stderr:\n%s", r.status, want_status, r.err);
+	ASSERT_CONTAINS(r.err, want_msg);
+	if (access(flag, F_OK) == 0)
+		FAIL("the command was started");
+	unlink(flag);
+	rmdir(tmp);
 }
 
 json_object *cli_json(struct cli_result *r)

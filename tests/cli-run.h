@@ -5,6 +5,8 @@
 #define UFFDGUARD_TEST_CLI_RUN_H
 
 #include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -22,6 +24,42 @@ extern void (*cli_pre_exec)(void);
 void cli_run(enum who who, const char *const *args, struct cli_result *r);
 #define CLI(who, r, ...) cli_run(who, (const char *const[]){ __VA_ARGS__, NULL }, r)
 const char *cli_path(void);
+
+/* Start $UFFDGUARD args... (as this process) without waiting for it:
+ * its standard output and error on pipes returned in *out and *err (each
+ * may be NULL: then /dev/null); hook, if any, runs in the child before
+ * exec. */
+pid_t cli_spawn(const char *const *args, int *out, int *err, void (*hook)(void));
+
+/* Text read from a descriptor as it comes. */
+struct reader {
+	int fd;
+	char *buf;
+	size_t used, size;
+	bool eof;
+};
+/* Read until `needle` is in r->buf (true) or the descriptor ends
+ * (false); fails the test after `seconds`. */
+bool read_until(struct reader *r, const char *needle, int seconds);
+/* Read until the end. */
+void read_rest(struct reader *r);
+
+/* The exit status of pid (exit code, or 128 + signal); fails the test,
+ * killing it, if it has not exited after `seconds`. */
+int wait_exit(pid_t pid, int seconds);
+
+/* The path of run-helper, the program test-run and test-supervise run
+ * under `uffdguard run` (beside the test program). */
+const char *run_helper_path(void);
+
+/* The value of the line "NAME VALUE" in a helper's output; fails the
+ * test if there is none. */
+int line_value(const char *out, const char *name);
+
+/* `uffdguard args...` as root must fail with want_status and a message
+ * containing want_msg, without starting its command: an argument
+ * "TOUCH" is replaced by the path of a file the command would create. */
+void cli_refused(int want_status, const char *want_msg, const char *const *args);
 
 /* Parse r->out as JSON (fails the test if it is not) and return it. */
 json_object *cli_json(struct cli_result *r);

@@ -26,8 +26,11 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "identity.h"
@@ -412,34 +415,139 @@ static void *continue_one(void *arg)
 	return NULL;
 }
 
-/* More knob writes than the supervisor's inotify queue holds, while it
- * is stopped, then one change that can only be seen by re-reading. */
-static int flood(int argc, char **argv)
+/* Wait until process pid is stopped (state T); the case's timeout is
+ * the deadline. */
+static void wait_stopped(pid_t pid)
 {
-	if (argc < 3)
-		fatal("flood DIR");
-	const char *dir = argv[2];
-	pid_t parent = getppid();
 	char path[64], stat[256] = "";
 
-	kill(parent, SIGSTOP);
-	snprintf(path, sizeof(path), "/proc/%d/stat", parent);
-	for (int i = 0; i < 5000 && !strstr(stat, ") T "); i++) {
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	while (!strstr(stat, ") T ") && !strstr(stat, ") t ")) {
 		FILE *f = fopen(path, "re");
 		if (!f || !fgets(stat, sizeof(stat), f))
 			fatal("read %s", path);
 		fclose(f);
 		usleep(1000);
 	}
-	/* Alternating, so that inotify cannot merge them. */
-	char max[32];
+}
+
+/* Wait until path exists: the test's go-ahead, or what uffdguard makes.
+ * Returns whether it appeared before the deadline (generous: the case's
+ * timeout comes first on any machine). */
+static bool wait_path(const char *path, int seconds)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (access(path, F_OK) < 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec > seconds)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/* More knob events than the supervisor's inotify queue holds, while it
+ * is stopped, then one change that can only be seen by re-reading.  An
+ * open and close for writing raise IN_CLOSE_WRITE without changing the
+ * file: cheap, so that the case takes no time even under a sanitizer. */
+static int flood(int argc, char **argv)
+{
+	if (argc < 3)
+		fatal("flood DIR");
+	const char *dir = argv[2];
+	pid_t parent = getppid();
+	char max[32], knob[2][4096];
+
+	kill(parent, SIGSTOP);
+	wait_stopped(parent);
 	read_file("/proc/sys/fs/inotify", "max_queued_events", max, sizeof(max));
-	for (long i = 0; i < atol(max) + 1000; i++)
-		write_file(dir, i % 2 ? "cover_device" : "unprivileged_userfaultfd_user_mode_only",
-			   i % 2 ? "1\n" : "0\n");
+	snprintf(knob[0], sizeof(knob[0]), "%s/unprivileged_userfaultfd_user_mode_only", dir);
+	snprintf(knob[1], sizeof(knob[1]), "%s/cover_device", dir);
+	/* Alternating, so that inotify cannot merge them. */
+	for (long i = 0; i < atol(max) + 1000; i++) {
+		int fd = open(knob[i % 2], O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			fatal("open %s: %s", knob[i % 2], strerror(errno));
+		close(fd);
+	}
 	write_file(dir, "unprivileged_userfaultfd", "0\n");
 	kill(parent, SIGCONT);
 	printf("flood-unpriv-umo %d\n", call_as("unpriv", UFFD_USER_MODE_ONLY));
+	return 0;
+}
+
+/* A knob written while the supervisor reads it: the write in progress
+ * (truncated, not yet written) is neither taken for a value nor
+ * overwritten; its close brings the value. */
+static int inprogress(int argc, char **argv)
+{
+	if (argc < 3)
+		fatal("inprogress DIR");
+	const char *dir = argv[2];
+	pid_t parent = getppid();
+	char path[4096], v[32];
+
+	snprintf(path, sizeof(path), "%s/unprivileged_userfaultfd_user_mode_only", dir);
+	kill(parent, SIGSTOP);
+	wait_stopped(parent);
+	write_file(dir, "unprivileged_userfaultfd_user_mode_only", "0\n"); /* an event */
+	int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);                 /* the next writer */
+	if (fd < 0)
+		fatal("open %s: %s", path, strerror(errno));
+	kill(parent, SIGCONT);
+	/* The supervisor takes the event before deciding this call. */
+	printf("during-unpriv-0 %d\n", call_as("unpriv", 0));
+	struct stat st;
+	printf("during-size %lld\n", fstat(fd, &st) == 0 ? (long long)st.st_size : -1LL);
+	if (write(fd, "1\n", 2) != 2 || close(fd) < 0)
+		fatal("write %s: %s", path, strerror(errno));
+	printf("after-unpriv-0 %d\n", call_as("unpriv", 0));
+	read_file(dir, "unprivileged_userfaultfd_user_mode_only", v, sizeof(v));
+	printf("after-file %s\n", v);
+	return 0;
+}
+
+/* The control directory removed under the supervisor: it makes it again
+ * and takes changes there. */
+static int recreate(int argc, char **argv)
+{
+	if (argc < 3)
+		fatal("recreate DIR");
+	const char *dir = argv[2];
+	char path[4096];
+
+	for (size_t i = 0; i < POLICY_N_KNOBS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, policy_knobs[i].name);
+		if (unlink(path) < 0)
+			fatal("unlink %s: %s", path, strerror(errno));
+	}
+	if (rmdir(dir) < 0)
+		fatal("rmdir %s: %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/unprivileged_userfaultfd", dir);
+	bool back = wait_path(path, 60);
+	printf("recreated %d\n", back);
+	if (!back)
+		return 0;
+	write_file(dir, "unprivileged_userfaultfd", "0\n");
+	printf("deny-unpriv-umo %d\n", call_as("unpriv", UFFD_USER_MODE_ONLY));
+	return 0;
+}
+
+/* N bad values written to a knob, each followed by a call (which the
+ * supervisor decides after taking the write): N warnings for whoever
+ * reads uffdguard's standard error, if anyone does. */
+static int badvalues(int argc, char **argv)
+{
+	if (argc < 4)
+		fatal("badvalues DIR N");
+	long n = atol(argv[3]), refused = 0;
+	for (long i = 0; i < n; i++) {
+		write_file(argv[2], "cover_device", i % 2 ? "yes\n" : "no\n");
+		refused += uffd(UFFD_USER_MODE_ONLY) != 0;
+	}
+	printf("badvalues %ld calls-refused %ld\n", n, refused);
 	return 0;
 }
 
@@ -450,7 +558,7 @@ static int orphan(void)
 	printf("before %d\n", uffd(UFFD_USER_MODE_ONLY));
 	fflush(stdout);
 	kill(parent, SIGKILL);
-	for (int i = 0; i < 5000 && getppid() == parent; i++)
+	while (getppid() == parent) /* the case's timeout is the deadline */
 		usleep(1000);
 	printf("reparented %d\n", getppid() != parent);
 	printf("after %d\n", uffd(UFFD_USER_MODE_ONLY));
@@ -508,28 +616,86 @@ static int steal(void)
 
 /* Blocked and waited for, not caught: a handler under ThreadSanitizer
  * runs only when its runtime gets to it, and a deadline counted in sleeps
- * measured the machine's speed. */
-static int wait_term(void)
+ * measured the machine's speed.  Exits 42 when signo came. */
+static int wait_signal(int signo)
 {
-	sigset_t term;
-	sigemptyset(&term);
-	sigaddset(&term, SIGTERM);
-	sigprocmask(SIG_BLOCK, &term, NULL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	sigprocmask(SIG_BLOCK, &set, NULL);
 	printf("ready\n");
 	fflush(stdout);
-	struct timespec deadline = { .tv_sec = 20 }; /* within the case's 30 s */
+	/* Only if the signal never comes; the case's timeout is first. */
+	struct timespec deadline = { .tv_sec = 300 };
 	int sig;
-	while ((sig = sigtimedwait(&term, NULL, &deadline)) < 0 && errno == EINTR)
+	while ((sig = sigtimedwait(&set, NULL, &deadline)) < 0 && errno == EINTR)
 		;
-	return sig == SIGTERM ? 42 : 1;
+	return sig == signo ? 42 : 1;
+}
+
+static int dispatch(int argc, char **argv);
+
+/* N calls as root, alternating no flags and the flag; then, after
+ * "then", another command (its arguments follow). */
+static int calls(int argc, char **argv)
+{
+	if (argc < 3)
+		fatal("calls N [then COMMAND ...]");
+	long n = atol(argv[2]), errors = 0;
+	for (long i = 0; i < n; i++)
+		errors += uffd(i % 2 ? UFFD_USER_MODE_ONLY : 0) != 0;
+	printf("calls %ld refused %ld\n", n, errors);
+	if (argc > 4 && !strcmp(argv[3], "then"))
+		return dispatch(argc - 3, argv + 3);
+	return 0;
+}
+
+/* Say "waiting", wait for the file GO (made by the test), then go on
+ * with COMMAND; at the end, say whether a SIGHUP reached us. */
+static int pause_until(int argc, char **argv)
+{
+	if (argc < 4)
+		fatal("pause GO COMMAND ...");
+	sigset_t hup, pending;
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	sigprocmask(SIG_BLOCK, &hup, NULL);
+	printf("waiting\n");
+	if (!wait_path(argv[2], 120))
+		fatal("%s did not appear", argv[2]);
+	int r = dispatch(argc - 2, argv + 2);
+	sigpending(&pending);
+	printf("hup %d\n", sigismember(&pending, SIGHUP));
+	return r;
 }
 
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	return dispatch(argc, argv);
+}
+
+static int dispatch(int argc, char **argv)
+{
 	if (argc < 2)
 		fatal("usage: run-helper COMMAND ...");
 	const char *cmd = argv[1];
+	if (!strcmp(cmd, "calls"))
+		return calls(argc, argv);
+	if (!strcmp(cmd, "pause"))
+		return pause_until(argc, argv);
+	if (!strcmp(cmd, "inprogress"))
+		return inprogress(argc, argv);
+	if (!strcmp(cmd, "recreate"))
+		return recreate(argc, argv);
+	if (!strcmp(cmd, "badvalues"))
+		return badvalues(argc, argv);
+	if (!strcmp(cmd, "notify")) {
+		/* A service that says itself when it is ready. */
+		int r = sd_notify(0, "READY=1\nSTATUS=the command is ready");
+		printf("notified %d\n", r);
+		return r > 0 ? 0 : 1;
+	}
 	if (!strcmp(cmd, "probe"))
 		return probe(argc, argv);
 	if (!strcmp(cmd, "bypass"))
@@ -569,7 +735,9 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "steal"))
 		return steal();
 	if (!strcmp(cmd, "wait-term"))
-		return wait_term();
+		return wait_signal(SIGTERM);
+	if (!strcmp(cmd, "wait-signal") && argc > 2)
+		return wait_signal(atoi(argv[2]));
 	if (!strcmp(cmd, "nnp")) {
 		printf("nnp %d\n", prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
 		return 0;
