@@ -36,21 +36,17 @@
 #include <unistd.h>
 
 #include "lsm.h"
-#include "stats.h"
+#include "calls.h"
 #include "uffdguard.skel.h"
 
 #define LOOP_ITERS 20000
 #define UFFD_CALLS 200
 #define SUPERVISED_RUNS 5
 #define SETTLE_US 50000
-#define UFFD_USER_MODE_ONLY 1
 
 static double getpid_loop(void)
 {
-	double t0 = now_ns();
-	for (int i = 0; i < LOOP_ITERS; i++)
-		syscall(SYS_getpid);
-	return (now_ns() - t0) / LOOP_ITERS;
+	return getpid_ns(LOOP_ITERS);
 }
 
 static int pipe_fds[2];
@@ -68,17 +64,7 @@ static double ioctl_loop(void)
 static double uffd_latency(void)
 {
 	static double v[UFFD_CALLS];
-	for (int i = 0; i < UFFD_CALLS; i++) {
-		double t0 = now_ns();
-		long fd = syscall(SYS_userfaultfd, UFFD_USER_MODE_ONLY | O_CLOEXEC);
-		v[i] = now_ns() - t0;
-		if (fd < 0) {
-			fprintf(stderr, "bench-lsm: userfaultfd: %s\n", strerror(errno));
-			exit(1);
-		}
-		close((int)fd);
-	}
-	return median(v, UFFD_CALLS);
+	return uffd_create_median_ns(v, UFFD_CALLS, "bench-lsm");
 }
 
 static double (*const loops[3])(void) = { getpid_loop, ioctl_loop, uffd_latency };

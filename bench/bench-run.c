@@ -20,19 +20,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "stats.h"
+#include "calls.h"
 
 #define LOOP_ITERS 200000
 #define SAMPLES 9  /* per process, per round */
 #define UFFD_CALLS 2000
-#define UFFD_USER_MODE_ONLY 1
 
 static double getpid_loop(void)
 {
-	double t0 = now_ns();
-	for (int i = 0; i < LOOP_ITERS; i++)
-		syscall(SYS_getpid);
-	return (now_ns() - t0) / LOOP_ITERS;
+	return getpid_ns(LOOP_ITERS);
 }
 
 static double ioctl_loop(void)
@@ -53,17 +49,7 @@ static double ioctl_loop(void)
 static double uffd_latency(void)
 {
 	static double v[UFFD_CALLS];
-	for (int i = 0; i < UFFD_CALLS; i++) {
-		double t0 = now_ns();
-		long fd = syscall(SYS_userfaultfd, UFFD_USER_MODE_ONLY | O_CLOEXEC);
-		v[i] = now_ns() - t0;
-		if (fd < 0) {
-			fprintf(stderr, "bench-run: userfaultfd: %s\n", strerror(errno));
-			exit(1);
-		}
-		close((int)fd);
-	}
-	return median(v, UFFD_CALLS);
+	return uffd_create_median_ns(v, UFFD_CALLS, "bench-run");
 }
 
 /* One line: SAMPLES samples of getpid, ioctl and userfaultfd each. */

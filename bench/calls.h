@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The calls bench-run and bench-lsm time, each under its own mechanism. */
+#ifndef UFFDGUARD_BENCH_CALLS_H
+#define UFFDGUARD_BENCH_CALLS_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "stats.h"
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+
+/* Nanoseconds per getpid(), over iters calls. */
+static inline double getpid_ns(int iters)
+{
+	double t0 = now_ns();
+	for (int i = 0; i < iters; i++)
+		syscall(SYS_getpid);
+	return (now_ns() - t0) / iters;
+}
+
+/* Median of n single userfaultfd() calls (v holds n), the close not
+ * counted; a refused call ends the benchmark, named by prog. */
+static inline double uffd_create_median_ns(double *v, int n, const char *prog)
+{
+	for (int i = 0; i < n; i++) {
+		double t0 = now_ns();
+		long fd = syscall(SYS_userfaultfd, UFFD_USER_MODE_ONLY | O_CLOEXEC);
+		v[i] = now_ns() - t0;
+		if (fd < 0) {
+			fprintf(stderr, "%s: userfaultfd: %s\n", prog, strerror(errno));
+			exit(1);
+		}
+		close((int)fd);
+	}
+	return median(v, (size_t)n);
+}
+
+#endif
