@@ -52,12 +52,24 @@ static bool dir_is_empty(int dirfd)
 
 static int write_new_knob(int dirfd, const struct policy_knob *k, int value)
 {
-	char v[2] = { (char)('0' + value), '\n' };
-	cleanup_close int fd = openat(dirfd, k->name,
-				      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	return write(fd, v, 2) == 2 ? 0 : -EIO;
+	char v[2] = { (char)('0' + value), '\n' }, tmp[NAME_MAX + 1];
+	int r;
+
+	/* Made whole under another name, then given its own: whoever sees the
+	 * file sees its value, and a file of that name is never replaced. */
+	snprintf(tmp, sizeof(tmp), ".%s.new", k->name);
+	{
+		cleanup_close int fd = openat(dirfd, tmp,
+					      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0)
+			return -errno;
+		r = write(fd, v, 2) == 2 ? 0 : -EIO;
+	}
+	if (r == 0 && renameat2(dirfd, tmp, dirfd, k->name, RENAME_NOREPLACE) < 0)
+		r = -errno;
+	if (r < 0)
+		unlinkat(dirfd, tmp, 0);
+	return r;
 }
 
 static void forget_watches(struct control *c)
@@ -266,19 +278,24 @@ static void lost_dir(struct control *c, struct policy *p, const char *how,
 		close(c->dirfd);
 		c->dirfd = -1;
 	}
-	if (open_dir(c, p, err, sizeof(err)) == 0) {
-		ev.applied = true;
-		snprintf(ev.message, sizeof(ev.message),
-			 "the control directory %s was %s; uffdguard made it again, its files "
-			 "holding the values in force",
-			 c->path, how);
-	} else {
+	if (open_dir(c, p, err, sizeof(err)) < 0) {
 		snprintf(ev.message, sizeof(ev.message),
 			 "the control directory %s was %s and cannot be made again (%.120s): "
 			 "live changes are off until SIGHUP to uffdguard run or a restart",
 			 c->path, how, err);
+		report(data, &ev);
+		return;
 	}
+	ev.applied = true;
+	snprintf(ev.message, sizeof(ev.message),
+		 "the control directory %s was %s; uffdguard made it again, its files "
+		 "holding the values in force",
+		 c->path, how);
 	report(data, &ev);
+	/* The tree runs on: a knob written between its file's making and the
+	 * watch raised no event. */
+	for (size_t i = 0; i < POLICY_N_KNOBS; i++)
+		read_knob(c, p, &policy_knobs[i], report, data);
 }
 
 static bool dir_unlinked(int dirfd)
