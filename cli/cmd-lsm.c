@@ -245,10 +245,6 @@ static void show_text(const struct lsm_support *sup, int support, const char *wh
 		char knobs[256], where[64] = "";
 		uint64_t a, p, v;
 		policy_format(&s->policy, knobs, sizeof(knobs));
-		/* "privileged=..." is always CAP_SYS_PTRACE here. */
-		char *priv = strstr(knobs, " privileged=");
-		if (priv)
-			*priv = '\0';
 		if (s->cgroup[0])
 			snprintf(where, sizeof(where), s->cgroup_id ? " (cgroup id %" PRIu64 ")"
 								   : " (no such cgroup yet)",

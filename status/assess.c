@@ -151,7 +151,6 @@ static bool assess_lsm(const struct status_facts *f, struct assessment *a, bool 
 		const struct lsm_scope_state *s = &st->scopes[l->own_scope];
 		char knobs[256];
 		policy_format(&s->policy, knobs, sizeof(knobs));
-		*strstr(knobs, " privileged=") = '\0';
 		status_list_add(&a->reasons,
 				"the BPF LSM program (id %u) decides for this process's cgroup %s "
 				"with %s: %s (%s)",
@@ -344,12 +343,7 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 	} else if (created(u, PROBE_DEVICE)) {
 		status_list_add(&a->reasons, "%s is open to unprivileged processes and ignores %s",
 				f->device, SYSCTL_NAME);
-		if (f->covers_dev == 0)
-			fix(a, before, "uffdguard sysctl apply user-mode-only --persist (also sets "
-			    "vm.unprivileged_userfaultfd_covers_dev = 1: the device then follows "
-			    "the knob)");
-		else
-			device_fix(f, a, before);
+		device_fix(f, a, before);
 	} else
 		status_list_add(&a->reasons, "%s is not usable by unprivileged processes (%s)",
 				f->device, status_errname(u->attempts[PROBE_DEVICE].result));
