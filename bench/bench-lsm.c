@@ -117,16 +117,8 @@ int main(int argc, char **argv)
 		printf("%.3f\n", uffd_latency());
 		return 0;
 	}
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--uffdguard") && i + 1 < argc)
-			uffdguard = argv[++i];
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-			rounds = atoi(argv[++i]);
-		else {
-			fprintf(stderr, "usage: bench-lsm [--uffdguard PATH] [--rounds N]\n");
-			return 2;
-		}
-	}
+	if (bench_args(argc, argv, "bench-lsm", &uffdguard, &rounds))
+		return 2;
 	if (rounds < 5 || rounds > 10000)
 		rounds = 101;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);

@@ -119,16 +119,8 @@ int main(int argc, char **argv)
 			printf("%.3f\n", v[i]);
 		return 0;
 	}
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--uffdguard") && i + 1 < argc)
-			uffdguard = argv[++i];
-		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
-			rounds = atoi(argv[++i]);
-		else {
-			fprintf(stderr, "usage: bench-run [--uffdguard PATH] [--rounds N]\n");
-			return 2;
-		}
-	}
+	if (bench_args(argc, argv, "bench-run", &uffdguard, &rounds))
+		return 2;
 	if (!uffdguard) {
 		/* build/bench/bench-run -> build/cli/uffdguard */
 		ssize_t n = readlink("/proc/self/exe", def, sizeof(def) - 32);

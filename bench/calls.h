@@ -42,4 +42,22 @@ static inline double uffd_create_median_ns(double *v, int n, const char *prog)
 	return median(v, (size_t)n);
 }
 
+/* [--uffdguard PATH] [--rounds N] from argv[1...]; 0, or 2 after the
+ * usage line on standard error. */
+static inline int bench_args(int argc, char **argv, const char *prog, const char **uffdguard,
+			     int *rounds)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--uffdguard") && i + 1 < argc)
+			*uffdguard = argv[++i];
+		else if (!strcmp(argv[i], "--rounds") && i + 1 < argc)
+			*rounds = atoi(argv[++i]);
+		else {
+			fprintf(stderr, "usage: %s [--uffdguard PATH] [--rounds N]\n", prog);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 #endif
