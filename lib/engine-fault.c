@@ -378,6 +378,7 @@ int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 		max = min_sz(max, cap - *nfaults);
 	}
 	__atomic_add_fetch(&e->ev_readers, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&e->ev_lock);
 	int n = libuffd_read_events(e->uffd, ev, max);
 	for (int i = 0; i < n; i++) {
 		if (ev[i].type != LIBUFFD_EVENT_PAGEFAULT)
@@ -385,6 +386,7 @@ int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 		else if (faults)
 			faults[(*nfaults)++] = ev[i];
 	}
+	pthread_mutex_unlock(&e->ev_lock);
 	__atomic_sub_fetch(&e->ev_readers, 1, __ATOMIC_RELEASE);
 	return n > 0 ? n : 0;
 }

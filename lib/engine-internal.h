@@ -72,6 +72,9 @@ struct libuffd_engine {
 
 	unsigned long *zeroed; /* pages removed by an event: serve zero */
 	unsigned int ev_readers; /* threads between read() of events and applying them */
+	/* One reader at a time: events apply in the order the kernel queued
+	 * them (a move's remap, then the unmap of the place it left). */
+	pthread_mutex_t ev_lock;
 	unsigned int around_order; /* window of a fault with no stream, log2 pages */
 	uint64_t streams[ENGINE_STREAMS];
 	unsigned int stream_next;
@@ -164,7 +167,8 @@ int engine_fault(struct libuffd_engine *e, size_t p, int write);
 
 /* Read and apply pending events without blocking; fault messages are
  * dropped unless faults is given (stored up to *nfaults capacity,
- * updated).  Async-signal-safe.  Returns the number of messages read. */
+ * updated).  Takes ev_lock: for the engine's threads, never a signal
+ * handler.  Returns the number of messages read. */
 int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 			unsigned int *nfaults, unsigned int cap);
 

@@ -109,6 +109,7 @@ static void free_engine(struct libuffd_engine *e)
 	free(e->zeroed);
 	free(e->populated);
 	free(e->threads);
+	pthread_mutex_destroy(&e->ev_lock);
 	free(e);
 }
 
@@ -211,6 +212,7 @@ LIBUFFD_EXPORT int libuffd_engine_create(void *addr, size_t len,
 	if (!e)
 		return -ENOMEM;
 	e->uffd = e->stop_efd = e->kick_efd = -1;
+	pthread_mutex_init(&e->ev_lock, NULL);
 	e->base = (uintptr_t)addr;
 	e->len = len;
 	e->page = (size_t)pg;

@@ -383,6 +383,30 @@ BOTH_MODES(mremap_whole_region_is_followed)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* A move is told by two events: the region's remap, then (Linux 6.18)
+ * the unmap of the place it left.  Read by two handler threads, they must
+ * apply in the order read: the unmap applied first would be taken for the
+ * region's own, and every page not served yet would read zero.  Moved many
+ * times, each time to a place of our own, reading a page not served yet. */
+TEST_TIMEOUT(mremap_again_and_again_with_several_handler_threads, 120)
+{
+	size_t n = 512, pg = page_size();
+	void *src = make_source(n, 14);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src,
+					   .size = n * pg };
+	struct libuffd_engine *e = serve(r, n * pg, &s, LIBUFFD_ENGINE_HANDLER_THREADS, 4);
+	for (size_t k = 0; k < n; k++) {
+		char *to = map_pages(n);
+		ASSERT_TRUE(mremap(r, n * pg, n * pg, MREMAP_MAYMOVE | MREMAP_FIXED, to) == to);
+		r = to;
+		size_t p = k * 211 % n; /* 211 is prime to n: each page once */
+		ASSERT_EQ(first_bad_page(r + p * pg, p, 1, 14), -1);
+	}
+	ASSERT_TRUE(libuffd_engine_region(e, NULL) == r);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
 /* Pages that leave the region but stay registered (moved out by a
  * partial mremap, or a tail the region grew by) have no source: both
  * modes serve them as zero, and the region itself keeps being served. */
