@@ -259,24 +259,25 @@ static void show_text(const struct lsm_support *sup, int support, const char *wh
 		printf("\nAudit records dropped (ring buffer full): %" PRIu64 "\n", st->dropped);
 }
 
-static int lsm_show_run(int argc, char **argv)
+/* The options of a subcommand that takes no argument and one switch,
+ * --NAME, besides --help: 1 or 0 for the switch, -1 once --help is shown. */
+static int parse_one_switch(int argc, char **argv, const char *name)
 {
-	static const struct option opts[] = {
+	const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
+		{ name, no_argument, NULL, 's' },
 		{ 0 },
 	};
-	bool json = false;
-	int c;
+	int c, on = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			cli_usage(stdout);
-			return 0;
-		case 'j':
-			json = true;
+			return -1;
+		case 's':
+			on = 1;
 			break;
 		default:
 			cli_bad_option(c, argv);
@@ -284,6 +285,14 @@ static int lsm_show_run(int argc, char **argv)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	return on;
+}
+
+static int lsm_show_run(int argc, char **argv)
+{
+	int json = parse_one_switch(argc, argv, "json");
+	if (json < 0)
+		return 0;
 
 	struct lsm_support sup;
 	struct lsm_state st;
@@ -446,30 +455,10 @@ static int send_journal(const struct lsm_event *ev, void *arg)
 
 static int lsm_audit_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "journal", no_argument, NULL, 'j' },
-		{ 0 },
-	};
-	bool journal = false;
 	char err[1024] = "";
-	int c;
-
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			cli_usage(stdout);
-			return 0;
-		case 'j':
-			journal = true;
-			break;
-		default:
-			cli_bad_option(c, argv);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	int journal = parse_one_switch(argc, argv, "journal");
+	if (journal < 0)
+		return 0;
 	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: wake the poll */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
