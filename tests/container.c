@@ -143,6 +143,28 @@ void expect_deny(const struct box *b)
 	}
 }
 
+void expect_allow(const struct box *b)
+{
+	expect(b, "uffd_plain", "ok");
+	expect(b, "uffd_umo", "ok");
+	expect(b, "kernel_access", "EFAULT");
+	expect(b, "i386_plain", "ok");
+	if (has_device(b)) {
+		expect(b, "dev_plain", "ok");
+		expect(b, "dev_garbage_cmd", "ok");
+	}
+}
+
+void expect_refused_by_name_only(const struct box *b)
+{
+	static const char *const creations[] = { "uffd_plain", "uffd_umo", "i386_plain",
+						 "i386_umo", "x32_plain" };
+	for (size_t i = 0; i < sizeof(creations) / sizeof(creations[0]); i++)
+		expect(b, creations[i], "EPERM");
+	if (has_device(b))
+		expect(b, "dev_plain", "ok");
+}
+
 void expect_base_kept(const struct box *b, const char *default_errno)
 {
 	expect(b, "ioctl_pipe", "ok");

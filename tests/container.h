@@ -46,6 +46,13 @@ bool has_device(const struct box *b);
 void expect_user_mode_only(const struct box *b, bool device);
 /* Everything but creation under deny: EPERM. */
 void expect_deny(const struct box *b);
+/* Under allow, with vm.unprivileged_userfaultfd at 1: every creation and
+ * the device's ioctls succeed; the probe's user-mode-only descriptor still
+ * fails its kernel-mode access. */
+void expect_allow(const struct box *b);
+/* An unmodified base, which refuses userfaultfd by name: every creation
+ * refused, but /dev/userfaultfd's ioctl, the gap such a rule leaves. */
+void expect_refused_by_name_only(const struct box *b);
 /* The base's other rules keep their meaning; default_errno is what the
  * base answers for a call it does not list ("ENOSYS", "EPERM"). */
 void expect_base_kept(const struct box *b, const char *default_errno);

@@ -105,14 +105,7 @@ TEST_TIMEOUT(podman_deny_and_allow, 180)
 	/* allow: as the kernel permits (the sysctl is 1: everything). */
 	box_profile(&b, (const char *const[]){ "--base", BASE, "--policy", "allow", NULL });
 	run_probe(&b, b.profile, "");
-	expect(&b, "uffd_plain", "ok");
-	expect(&b, "uffd_umo", "ok");
-	expect(&b, "kernel_access", "EFAULT");
-	expect(&b, "i386_plain", "ok");
-	if (has_device(&b)) {
-		expect(&b, "dev_plain", "ok");
-		expect(&b, "dev_garbage_cmd", "ok");
-	}
+	expect_allow(&b);
 	expect_base_kept(&b, "ENOSYS");
 	box_cleanup(&b);
 }
@@ -122,13 +115,7 @@ TEST_TIMEOUT(podman_unmodified_base_refuses_by_name_only, 180)
 	struct box b;
 	podman_setup(&b);
 	run_probe(&b, BASE, "");
-	static const char *const creations[] = { "uffd_plain", "uffd_umo", "i386_plain",
-						 "i386_umo", "x32_plain" };
-	for (size_t i = 0; i < sizeof(creations) / sizeof(creations[0]); i++)
-		expect(&b, creations[i], "EPERM");
-	/* The gap a name-only rule leaves: /dev/userfaultfd's ioctl. */
-	if (has_device(&b))
-		expect(&b, "dev_plain", "ok");
+	expect_refused_by_name_only(&b);
 	expect_base_kept(&b, "ENOSYS");
 	box_cleanup(&b);
 }

@@ -166,14 +166,7 @@ TEST_TIMEOUT(runc_deny_and_allow, 180)
 
 	make(&b, "allow", NULL);
 	run_probe(&b, b.profile, 0, false);
-	expect(&b, "uffd_plain", "ok");
-	expect(&b, "uffd_umo", "ok");
-	expect(&b, "kernel_access", "EFAULT");
-	expect(&b, "i386_plain", "ok");
-	if (has_device(&b)) {
-		expect(&b, "dev_plain", "ok");
-		expect(&b, "dev_garbage_cmd", "ok");
-	}
+	expect_allow(&b);
 	expect_base_kept(&b, "EPERM");
 	box_cleanup(&b);
 }
@@ -184,13 +177,7 @@ TEST_TIMEOUT(runc_unmodified_base_refuses_by_name_only, 180)
 	char base[PATH_MAX];
 	runc_setup(&b);
 	run_probe(&b, containerd_default(base, sizeof(base)), 0, false);
-	static const char *const creations[] = { "uffd_plain", "uffd_umo", "i386_plain",
-						 "i386_umo", "x32_plain" };
-	for (size_t i = 0; i < sizeof(creations) / sizeof(creations[0]); i++)
-		expect(&b, creations[i], "EPERM");
-	/* The gap a name-only rule leaves: /dev/userfaultfd's ioctl. */
-	if (has_device(&b))
-		expect(&b, "dev_plain", "ok");
+	expect_refused_by_name_only(&b);
 	expect_base_kept(&b, "EPERM");
 	box_cleanup(&b);
 }
