@@ -472,10 +472,21 @@ int profile_compare(struct json_object *before, struct json_object *after, enum 
 				char where[128];
 				snprintf(where, sizeof(where), "%s, %s", profile_call_text(ch->call),
 					 profile_class_text(ch->cls));
-				ret = profile_error_set(err, where,
-							"the result would change %s to %s, which the "
-							"policy does not ask for; nothing is written",
-							b, a);
+				/* A base that lets the call through by another action
+				 * (a tracer, a notifier, the log) keeps that decision:
+				 * the policy's rule would take it away. */
+				ret = pa && pb
+					? profile_error_set(err, where,
+							    "the result would change %s to %s: the base "
+							    "leaves this call to its own action, which the "
+							    "policy's rule would replace; nothing is "
+							    "written: give a base that allows or refuses "
+							    "userfaultfd and ioctl itself",
+							    b, a)
+					: profile_error_set(err, where,
+							    "the result would change %s to %s, which the "
+							    "policy does not ask for; nothing is written",
+							    b, a);
 			}
 		}
 	}
