@@ -313,6 +313,24 @@ BOTH_MODES(moved_and_unmapped_regions_are_served)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* Pages moved out of the region by a partial mremap stay registered, with
+ * no place in the region: they read the file there too. */
+BOTH_MODES(pages_moved_out_of_the_region_read_the_file)
+{
+	size_t n = 128, pg = page_size();
+	int fd = make_memfd(n);
+	char *r, *hole = map_pages(32);
+	struct libuffd_engine *e = serve_file(fd, 0, n, MAP_SHARED, mode, 1, &r);
+
+	char *m = mremap(r + 64 * pg, 32 * pg, 32 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, hole);
+	ASSERT_TRUE(m == hole);
+	ASSERT_TRUE(libuffd_engine_region(e, NULL) == r);
+	for (size_t i = 0; i < 32; i += 5)
+		ASSERT_EQ(first_bad_page(m + i * pg, 64 + i, 1, SEED), -1);
+	ASSERT_EQ(first_bad_page(r + 100 * pg, 100, 28, SEED), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
 /* ---- Kernel-mode access --------------------------------------------------------- */
 
 /* Under user-mode-only a syscall cannot fault the region in; populate
