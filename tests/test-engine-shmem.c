@@ -331,6 +331,25 @@ BOTH_MODES(pages_moved_out_of_the_region_read_the_file)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* Destroyed, or in a forked child, the region is the plain mapping of
+ * the file: pages never served read the file too. */
+BOTH_MODES(after_destroy_and_in_a_child_pages_read_the_file)
+{
+	size_t n = 64, pg = page_size();
+	int fd = make_memfd(n), status;
+	char *r;
+	struct libuffd_engine *e = serve_file(fd, 0, n, MAP_SHARED, mode, 1, &r);
+
+	ASSERT_EQ(first_bad_page(r, 0, 2, SEED), -1);
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0)
+		_exit(first_bad_page(r + 40 * pg, 40, 8, SEED) == -1 ? 0 : 1);
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	ASSERT_EQ(first_bad_page(r, 0, n, SEED), -1);
+}
+
 /* ---- Kernel-mode access --------------------------------------------------------- */
 
 /* Under user-mode-only a syscall cannot fault the region in; populate
