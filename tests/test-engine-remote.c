@@ -4,8 +4,8 @@
  * child) shares it over a Unix socket with libuffd_engine_share(), and
  * this process serves it with libuffd_engine_create_remote().  Every
  * source kind byte by byte, user-mode-only by default, kernel faults by
- * choice (root), the owner exiting mid-serve, populate and mremap across
- * processes, and messages that are not the protocol's, without leaking a
+ * choice (root), a source that fails, the owner exiting mid-serve,
+ * populate and mremap across processes, and messages that are not the protocol's, without leaking a
  * descriptor on either side.
  */
 #include <dirent.h>
@@ -251,6 +251,26 @@ TEST_TIMEOUT(callback_source_serves_another_process, 60)
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 					   .fill = fill_pattern, .ctx = &seed };
 	serve_and_check(&s, n, &x, 1);
+}
+
+/* A page the source cannot give ends in SIGBUS in the owner (poisoned). */
+static int touch_failing_page(char *r, size_t n, int sock, const struct expect *x)
+{
+	(void)n, (void)sock, (void)x;
+	return *(volatile char *)(r + 3 * page_size()) ? 1 : 2;
+}
+
+TEST_TIMEOUT(source_error_raises_sigbus_in_the_owner, 60)
+{
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_fails };
+	struct owner o = start_owner(16, 0, touch_failing_page, NULL);
+	struct libuffd_engine *e = serve_owner(&o, &s, 1);
+	int status = owner_status(&o);
+	ASSERT_TRUE(WIFSIGNALED(status));
+	ASSERT_EQ(WTERMSIG(status), SIGBUS);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(o.sock);
 }
 
 /* ---- User-mode-only by default; kernel faults by choice --------------------- */
