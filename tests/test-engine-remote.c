@@ -5,8 +5,8 @@
  * this process serves it with libuffd_engine_create_remote().  Every
  * source kind byte by byte, user-mode-only by default, kernel faults by
  * choice (root), a source that fails, the owner exiting mid-serve,
- * populate and mremap across processes, and messages that are not the protocol's, without leaking a
- * descriptor on either side.
+ * populate and mremap across processes, and messages that are not the
+ * protocol's, without leaking a descriptor on either side.
  */
 #include <dirent.h>
 #include <fcntl.h>
