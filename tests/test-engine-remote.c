@@ -91,11 +91,13 @@ typedef int (*owner_fn)(char *r, size_t n, int sock, const struct expect *x);
 
 /* Fork an owner of n fresh pages that shares them (open_flags for its
  * descriptor), then runs fn and exits with its result. */
+static int sock_type = SOCK_STREAM; /* of the sockets start_owner() makes */
+
 static struct owner start_owner(size_t n, unsigned int open_flags, owner_fn fn,
 				const struct expect *x)
 {
 	int sv[2];
-	ASSERT_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	ASSERT_SYS(socketpair(AF_UNIX, sock_type | SOCK_CLOEXEC, 0, sv));
 	struct owner o = { .sock = sv[0], .n = n };
 	o.pid = ASSERT_SYS(fork());
 	if (o.pid == 0) {
@@ -251,6 +253,72 @@ TEST_TIMEOUT(callback_source_serves_another_process, 60)
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 					   .fill = fill_pattern, .ctx = &seed };
 	serve_and_check(&s, n, &x, 1);
+}
+
+TEST_TIMEOUT(sequenced_packet_socket_serves_another_process, 60)
+{
+	size_t n = 256;
+	struct expect x = { n, 30 };
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY,
+					   .buf = make_source(n, 30), .size = n * page_size() };
+	sock_type = SOCK_SEQPACKET;
+	serve_and_check(&s, n, &x, 1);
+}
+
+/* An owner written from the protocol as the man page gives it, with a
+ * blocking descriptor (the server makes it non-blocking). */
+static void hand_written_owner(int sock, size_t n, const struct expect *x)
+{
+	size_t pg = page_size();
+	char *r = mmap(NULL, n * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct libuffd_open_opts oo = { .flags = LIBUFFD_OPEN_BLOCKING };
+	int fd = libuffd_open(&oo, NULL);
+	if (r == MAP_FAILED || fd < 0)
+		_exit(1);
+	struct hello h = { .magic = 0x64666675u, .version = 1, .size = 64,
+			   .page_size = (uint32_t)pg, .addr = (uintptr_t)r, .len = n * pg };
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof(ctl));
+	struct iovec iov = { &h, sizeof(h) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			    .msg_controllen = sizeof(ctl.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	if (sizeof(h) != 64 || sendmsg(sock, &m, 0) != 64)
+		_exit(2);
+	close(fd);
+	struct answer a;
+	if (read(sock, &a, sizeof(a)) != 16 || a.magic != 0x64666675u || a.version != 1 ||
+	    a.size != 16 || a.status != 0)
+		_exit(3);
+	_exit(touch_and_check(r, n, sock, x) ? 4 : 0);
+}
+
+TEST_TIMEOUT(protocol_as_documented_from_a_hand_written_owner, 60)
+{
+	size_t n = 128;
+	int sv[2];
+	struct expect x = { n, 31 };
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY,
+					   .buf = make_source(n, 31), .size = n * page_size() };
+	ASSERT_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	struct owner o = { .sock = sv[0], .n = n };
+	o.pid = ASSERT_SYS(fork());
+	if (o.pid == 0) {
+		close(sv[0]);
+		hand_written_owner(sv[1], n, &x);
+	}
+	close(sv[1]);
+	struct libuffd_engine *e = serve_owner(&o, &s, 1);
+	assert_owner_ok(&o);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(o.sock);
 }
 
 /* A page the source cannot give ends in SIGBUS in the owner (poisoned). */
@@ -571,6 +639,25 @@ TEST(message_of_the_wrong_size_is_refused)
 	char big[sizeof(h) + 8] = { 0 };
 	memcpy(big, &h, sizeof(h));
 	refused(big, sizeof(big), 1, 0, -EPROTO);
+}
+
+TEST(message_too_long_for_a_sequenced_packet_is_refused)
+{
+	int sv[2], fd = new_uffd();
+	char *r = map_pages(4);
+	char big[200] = { 0 };
+	struct hello h = good_hello(r, 4 * page_size());
+	memcpy(big, &h, sizeof(h));
+	ASSERT_SYS(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+	send_with_fds(sv[1], big, sizeof(big), &fd, 1);
+	close(fd);
+	int before = count_fds();
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	struct libuffd_engine *e;
+	ASSERT_ERR(libuffd_engine_create_remote(sv[0], &s, NULL, &e), -EPROTO);
+	ASSERT_EQ(count_fds(), before);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 TEST(message_of_another_version_is_refused)
