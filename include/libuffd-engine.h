@@ -99,14 +99,44 @@ int libuffd_engine_destroy(struct libuffd_engine *eng);
  * with EFAULT (the kernel does not wait for a user-mode-only handler). */
 
 /* Make [addr, addr+len) ∩ region resident, from the calling thread.
- * Pages already present are left alone.  Returns 0 or a negative errno. */
+ * Pages already present are left alone.  Returns 0 or a negative errno
+ * (-ESRCH: another process's region whose owner is gone). */
 int libuffd_engine_populate(struct libuffd_engine *eng, void *addr, size_t len);
 
 /* Call fn(arg); if it returns -EFAULT and [addr, addr+len) overlaps the
  * region, populate that range and call fn once more.  fn returns a value
- * >= 0 or a negative errno; its result is returned. */
+ * >= 0 or a negative errno; its result is returned.  -EINVAL for another
+ * process's region. */
 long libuffd_engine_retry_efault(struct libuffd_engine *eng, void *addr, size_t len,
 				 long (*fn)(void *arg), void *arg);
+
+/* ---- Serving another process's memory --------------------------------
+ * The process that owns a region and the one that serves it talk over a
+ * connected Unix socket (socketpair(2), or connect(2)/accept(2)). */
+
+/* Owner: open a userfaultfd (open_opts as libuffd_open(); NULL: the
+ * user-mode-only default; LIBUFFD_OPEN_KERNEL_FAULTS only by choice, see
+ * libuffd-engine(3)), send it over sock with the description of
+ * [addr, addr+len) (page aligned, private anonymous, not yet touched),
+ * and wait until the server has registered the region.  The caller keeps
+ * no descriptor.  Returns 0, or the server's error, -ECONNRESET (it hung
+ * up), -EPROTO (its answer is not the protocol's), the errors of
+ * libuffd_open() and sendmsg(2). */
+int libuffd_engine_share(int sock, void *addr, size_t len,
+			 const struct libuffd_open_opts *open_opts);
+
+/* Server: receive the owner's descriptor and region from sock and serve
+ * the region from src, in handler-thread mode only (opts->mode
+ * LIBUFFD_ENGINE_IN_THREAD and opts->open_opts are -EINVAL); answers the
+ * owner with the result.  libuffd_engine_region() gives the owner's
+ * address.  Errors: -EPROTO (a message of the wrong size, version or
+ * contents), -EBADMSG (not exactly one descriptor, or not a
+ * userfaultfd), -ECONNRESET (the owner hung up first), -EOPNOTSUPP
+ * (before UFFDIO_POISON, Linux 6.6), those of libuffd_engine_create()
+ * and recvmsg(2). */
+int libuffd_engine_create_remote(int sock, const struct libuffd_engine_source *src,
+				 const struct libuffd_engine_opts *opts,
+				 struct libuffd_engine **out);
 
 /* ---- Introspection -------------------------------------------------- */
 

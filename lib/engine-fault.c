@@ -253,6 +253,17 @@ void engine_wait_event_readers(const struct libuffd_engine *e)
 		uffd_sys_yield();
 }
 
+/* The address space the descriptor acts on is gone (its owner, another
+ * process, exited): nothing is left to serve, and the engine's threads
+ * stop (each sees stop_efd readable). */
+static void note_gone(struct libuffd_engine *e)
+{
+	uint64_t one = 1;
+
+	if (!__atomic_exchange_n(&e->gone, 1, __ATOMIC_ACQ_REL))
+		uffd_sys_write(e->stop_efd, &one, sizeof(one));
+}
+
 /* A source's error, kept apart from the kernel's answers that
  * engine_resolve() gives a meaning. */
 static int source_error(int err)
@@ -312,6 +323,8 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		}
 		if (r == 0)
 			continue;
+		if (r == -ESRCH)
+			note_gone(e);
 		/* SHMEM: a page the file does not hold (a hole, or past its
 		 * end) stops the window.  The kernel answers such a page
 		 * itself once the access is retried (it fills a hole, and

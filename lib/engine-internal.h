@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Shared by the engine's files.  Dependencies run one way:
+ *   engine-remote.c   another process's region: the socket protocol
  *   engine.c          its life: creation, destruction, populate, stats
  *     -> a mode, through struct engine_mode:
  *        engine-threads.c  handler threads (and the thread that reads
@@ -46,6 +47,8 @@ struct libuffd_engine {
 	uint64_t features;  /* enabled at UFFDIO_API */
 	uint64_t ioctls;    /* allowed on the region by UFFDIO_REGISTER */
 	int kernel_faults;  /* the descriptor takes faults in kernel mode too */
+	int remote;         /* the region is another process's (engine-remote.c) */
+	int gone;           /* atomic: that process's address space is gone */
 	int populate_read;  /* MADV_POPULATE_READ works (Linux 5.14) */
 	uintptr_t base; /* atomic: moves with a whole-region mremap */
 	size_t len, npages;
@@ -93,6 +96,20 @@ struct libuffd_engine {
 	size_t overhead;
 	struct engine_counters c;
 };
+
+/* ---- engine.c: the engine's life, for engine-remote.c ------------------- */
+
+/* The arguments of a create that can be checked before anything else:
+ * 0 or -EINVAL. */
+int engine_check_args(const struct libuffd_engine_source *src, const struct libuffd_engine_opts *o);
+
+/* Serve [addr, addr + len) of the address space of uffd, a userfaultfd
+ * another process opened (kernel_faults: without UFFD_USER_MODE_ONLY),
+ * on which no UFFDIO_API was done yet.  Takes uffd: it is closed on
+ * failure, and by libuffd_engine_destroy() after success. */
+int engine_create_remote(int uffd, int kernel_faults, void *addr, size_t len,
+			 const struct libuffd_engine_source *src,
+			 const struct libuffd_engine_opts *opts, struct libuffd_engine **out);
 
 /* How faults reach the engine.  The engine's life calls these; a mode
  * calls the fault path below it, never the life above. */
@@ -154,8 +171,9 @@ void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr
 /* Resolve pages [p, p + n) at base (see engine-fault.c).  Returns 0 when
  * page p is present afterwards; -ENOENT or -ESRCH when it is no longer
  * registered or mapped, or the address space is gone (the kernel's
- * answer); another -errno when it cannot be served (the source's error,
- * or the kernel's). */
+ * answer: -ESRCH also sets gone and wakes the engine's threads, which
+ * then stop); another -errno when it cannot be served (the source's
+ * error, or the kernel's). */
 int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
 		   struct pending *pd, size_t *covered);
 

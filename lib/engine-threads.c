@@ -230,6 +230,9 @@ static void *handler_main(void *arg)
 
 	for (;;) {
 		int timeout = -1;
+		/* The address space is gone: no fault can come, none waits. */
+		if (LOAD(&e->gone))
+			break;
 		if (!cur.n) {
 			/* Poll before reading: a reader holds back resolvers
 			 * (engine_wait_event_readers()), so it must not read blindly. */
@@ -337,9 +340,12 @@ static void threads_stop(struct libuffd_engine *e)
 static int threads_start(struct libuffd_engine *e, unsigned int threads)
 {
 	/* A fault that cannot be served ends in SIGBUS: by UFFDIO_POISON,
-	 * or else by a signal to the faulting thread (see signal_fault()). */
+	 * or else by a signal to the faulting thread (see signal_fault()),
+	 * which must be ours: the thread ID of a fault message is in the
+	 * faulting process's PID namespace, and another process's thread
+	 * cannot be named reliably. */
 	int can_fail = (e->ioctls & LIBUFFD_IOCTL_POISON) ||
-		       ((e->features & LIBUFFD_FEATURE_THREAD_ID) && !e->kernel_faults);
+		       ((e->features & LIBUFFD_FEATURE_THREAD_ID) && !e->kernel_faults && !e->remote);
 	int r = can_fail ? engine_threads_start(e, threads) : -EOPNOTSUPP;
 
 	if (r < 0)

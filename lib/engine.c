@@ -154,11 +154,16 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 		e->mode = &engine_handler_threads;
 		break;
 	case LIBUFFD_ENGINE_IN_THREAD:
+		/* SIGBUS goes to the faulting thread: in the owner, not here. */
+		if (e->remote)
+			return -EINVAL;
 		e->mode = &engine_in_thread;
 		break;
 	default:
 		return -EINVAL;
 	}
+	if (e->remote && o->open_opts)
+		return -EINVAL; /* the owner opened the descriptor */
 	e->spin_us = o->spin_us;
 	if (order_of(o->prefetch_min ? o->prefetch_min : LIBUFFD_ENGINE_PREFETCH_MIN_DEFAULT,
 		     e->shift, &e->min_order) ||
@@ -181,13 +186,15 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	e->populate_read = uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ) == 0;
 	e->overhead += sizeof(*e) + e->zeros_len / 512;
 
-	if (o->open_opts)
-		oo = *o->open_opts;
-	oo.flags &= ~LIBUFFD_OPEN_BLOCKING; /* our reads must not block */
-	e->kernel_faults = !!(oo.flags & LIBUFFD_OPEN_KERNEL_FAULTS);
-	e->uffd = libuffd_open(&oo, NULL);
-	if (e->uffd < 0)
-		return e->uffd;
+	if (!e->remote) {
+		if (o->open_opts)
+			oo = *o->open_opts;
+		oo.flags &= ~LIBUFFD_OPEN_BLOCKING; /* our reads must not block */
+		e->kernel_faults = !!(oo.flags & LIBUFFD_OPEN_KERNEL_FAULTS);
+		e->uffd = libuffd_open(&oo, NULL);
+		if (e->uffd < 0)
+			return e->uffd;
+	}
 	/* Without the events, removed pages would read the source again and
 	 * a moved region would read zero. */
 	uint64_t events = LIBUFFD_FEATURE_EVENT_REMOVE | LIBUFFD_FEATURE_EVENT_UNMAP |
@@ -229,23 +236,39 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	return e->mode->start(e, threads);
 }
 
-LIBUFFD_EXPORT int libuffd_engine_create(void *addr, size_t len,
-					 const struct libuffd_engine_source *src,
-					 const struct libuffd_engine_opts *opts,
-					 struct libuffd_engine **out)
+int engine_check_args(const struct libuffd_engine_source *src, const struct libuffd_engine_opts *o)
+{
+	if (!src || !LIBUFFD_RESERVED_ZERO(src->reserved) || (o && !LIBUFFD_RESERVED_ZERO(o->reserved)))
+		return -EINVAL;
+	return 0;
+}
+
+/* uffd: another process's descriptor (taken), or -1 to open one. */
+static int new_engine(int uffd, int kernel_faults, void *addr, size_t len,
+		      const struct libuffd_engine_source *src,
+		      const struct libuffd_engine_opts *opts, struct libuffd_engine **out)
 {
 	static const struct libuffd_engine_opts defaults;
 	long pg = sysconf(_SC_PAGESIZE);
 	int saved = errno;
 
-	if (!out || !src || !addr || !len || ((uintptr_t)addr | len) % (size_t)pg ||
-	    !LIBUFFD_RESERVED_ZERO(src->reserved) || (opts && !LIBUFFD_RESERVED_ZERO(opts->reserved)))
+	if (!out || !addr || !len || ((uintptr_t)addr | len) % (size_t)pg ||
+	    engine_check_args(src, opts) < 0) {
+		if (uffd >= 0)
+			uffd_sys_close(uffd);
 		return -EINVAL;
+	}
 	*out = NULL;
 	struct libuffd_engine *e = calloc(1, sizeof(*e));
-	if (!e)
+	if (!e) {
+		if (uffd >= 0)
+			uffd_sys_close(uffd);
 		return -ENOMEM;
-	e->uffd = e->stop_efd = e->kick_efd = -1;
+	}
+	e->uffd = uffd;
+	e->remote = uffd >= 0;
+	e->kernel_faults = kernel_faults;
+	e->stop_efd = e->kick_efd = -1;
 	pthread_mutex_init(&e->ev_lock, NULL);
 	e->base = (uintptr_t)addr;
 	e->len = len;
@@ -261,6 +284,21 @@ LIBUFFD_EXPORT int libuffd_engine_create(void *addr, size_t len,
 	errno = saved;
 	*out = e;
 	return 0;
+}
+
+LIBUFFD_EXPORT int libuffd_engine_create(void *addr, size_t len,
+					 const struct libuffd_engine_source *src,
+					 const struct libuffd_engine_opts *opts,
+					 struct libuffd_engine **out)
+{
+	return new_engine(-1, 0, addr, len, src, opts, out);
+}
+
+int engine_create_remote(int uffd, int kernel_faults, void *addr, size_t len,
+			 const struct libuffd_engine_source *src,
+			 const struct libuffd_engine_opts *opts, struct libuffd_engine **out)
+{
+	return new_engine(uffd, kernel_faults, addr, len, src, opts, out);
 }
 
 LIBUFFD_EXPORT int libuffd_engine_destroy(struct libuffd_engine *e)
@@ -317,6 +355,16 @@ LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr,
 		return 0;
 	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM)
 		return populate_shmem(e, base, p0, p1);
+	if (e->remote) {
+		/* Not our address space: no mincore(); the kernel's EEXIST
+		 * says which pages are present. */
+		for (size_t q = p0, covered; q < p1; q += covered ? covered : 1) {
+			int r = engine_resolve(e, base, q, p1 - q, 1, NULL, &covered);
+			if (r < 0)
+				return r;
+		}
+		return 0;
+	}
 	for (size_t p = p0; p < p1;) {
 		size_t chunk = min_sz(sizeof(vec), p1 - p);
 		int r = uffd_sys_mincore((void *)(base + (p << e->shift)), chunk << e->shift, vec);
@@ -347,7 +395,8 @@ LIBUFFD_EXPORT long libuffd_engine_retry_efault(struct libuffd_engine *e, void *
 	uintptr_t base;
 	size_t p0, p1;
 
-	if (!e || !fn)
+	/* A system call here cannot touch another process's region. */
+	if (!e || !fn || e->remote)
 		return -EINVAL;
 	long r = fn(arg);
 	if (r != -EFAULT || !clamp(e, addr, len, &base, &p0, &p1))

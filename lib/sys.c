@@ -126,6 +126,34 @@ int uffd_sys_read_file(const char *path, char *buf, size_t size)
 	return n;
 }
 
+int uffd_sys_readlink(const char *path, char *buf, size_t size)
+{
+	if (size == 0)
+		return -EINVAL;
+	int n = (int)SYS_RESULT(readlink(path, buf, size));
+	if (n < 0)
+		return n;
+	if ((size_t)n == size)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return n;
+}
+
+int uffd_sys_fcntl(int fd, int cmd, int arg)
+{
+	return (int)SYS_RESULT(fcntl(fd, cmd, arg));
+}
+
+int uffd_sys_sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	return (int)SYS_RESULT(sendmsg(fd, m, flags));
+}
+
+int uffd_sys_recvmsg(int fd, struct msghdr *m, int flags)
+{
+	return (int)SYS_RESULT(recvmsg(fd, m, flags));
+}
+
 int uffd_sys_mmap(size_t len, int prot, int flags, int fd, off_t offset, void **out)
 {
 	int saved = errno;

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
@@ -47,6 +48,14 @@ int uffd_sys_stat(const char *path, struct stat *st);
 int uffd_sys_fstatfs(int fd, struct statfs *st);
 /* Read a small file (/proc, /sys) into buf, NUL-terminated: bytes read. */
 int uffd_sys_read_file(const char *path, char *buf, size_t size);
+/* readlink(2) into buf, NUL-terminated: the length, or -ENAMETOOLONG
+ * when it does not fit. */
+int uffd_sys_readlink(const char *path, char *buf, size_t size);
+/* fcntl(2) with an int argument (F_GETFL, F_SETFL). */
+int uffd_sys_fcntl(int fd, int cmd, int arg);
+/* sendmsg(2), recvmsg(2): bytes sent or received. */
+int uffd_sys_sendmsg(int fd, const struct msghdr *m, int flags);
+int uffd_sys_recvmsg(int fd, struct msghdr *m, int flags);
 
 /* Memory */
 int uffd_sys_mmap(size_t len, int prot, int flags, int fd, off_t offset, void **out);

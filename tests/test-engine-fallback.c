@@ -10,6 +10,8 @@
  * region through prefetch, events and a move correctly, and a failing
  * source still ends in SIGBUS: caught by a handler, or killing the
  * process when SIGBUS has its default action, is ignored or is blocked.
+ * Another process's region needs UFFDIO_POISON: refused on both sides
+ * without it.
  * A loop anywhere ends in the harness's timeout, naming the case.
  */
 #include <dirent.h>
@@ -19,6 +21,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "engine-util.h"
@@ -442,4 +445,39 @@ TEST_TIMEOUT(every_thread_on_a_failed_page_gets_sigbus_without_poison, 60)
 {
 	static const struct hidden h = { POISON_GONE, LIBUFFD_IOCTL_POISON, 0 };
 	every_thread_gets_sigbus(&h);
+}
+
+/* Without UFFDIO_POISON a fault that cannot be served would need a signal
+ * to the faulting thread, which the server cannot name in another
+ * process: both sides get -EOPNOTSUPP, the server keeps no descriptor,
+ * and the owner's region is plain memory again. */
+TEST_TIMEOUT(another_process_region_without_poison_is_refused, 60)
+{
+	static const struct hidden h = { POISON_GONE, LIBUFFD_IOCTL_POISON, 0 };
+	size_t pg = page_size();
+	int sv[2], status;
+
+	ASSERT_SYS(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		char *r = mmap(NULL, 8 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
+		if (r == MAP_FAILED)
+			_exit(1);
+		if (libuffd_engine_share(sv[1], r, 8 * pg, NULL) != -EOPNOTSUPP)
+			_exit(2);
+		r[3 * pg] = 1; /* a page still registered would wait for ever */
+		_exit(r[3 * pg] == 1 && r[4 * pg] == 0 ? 0 : 3);
+	}
+	close(sv[1]);
+	hide(&h);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	struct libuffd_engine *e;
+	int fds = open_fds();
+	ASSERT_ERR(libuffd_engine_create_remote(sv[0], &s, NULL, &e), -EOPNOTSUPP);
+	ASSERT_EQ(open_fds(), fds);
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	close(sv[0]);
 }
