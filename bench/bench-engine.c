@@ -3,7 +3,8 @@
  * bench-engine: the libuffd engine against what its users would pick
  * instead: native first touch, mmap(MAP_PRIVATE) of the snapshot file (hot
  * in the page cache and cold), MAP_POPULATE, an eager pread or copy of the
- * whole; and against a naive one-page-per-fault handler thread.  Write and
+ * whole, and for a snapshot in a memfd (the SHMEM source), mmap(MAP_SHARED)
+ * of that memfd; and against a naive one-page-per-fault handler thread.  Write and
  * read touches.  Prints one table; every figure is the median of several
  * rounds in this run, and every ratio compares rows of the same run.
  *
@@ -37,6 +38,7 @@ static unsigned int rounds = 5, threads = 2;
 static size_t random_touches = 20000;
 static char *source;     /* the snapshot in memory */
 static int source_fd;    /* the same bytes in a file */
+static int memfd;        /* and in a memfd */
 static int touch_reads;  /* touches read instead of write */
 
 static double now_s(void)
@@ -211,6 +213,19 @@ static void run_mmap_populate(enum pattern pat, struct result *res)
 	run_mmap_flags(pat, res, MAP_POPULATE);
 }
 
+/* mmap(MAP_SHARED) of the memfd: what the SHMEM source competes with. */
+static void run_mmap_memfd(enum pattern pat, struct result *res)
+{
+	double t0 = now_s();
+	char *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (r == MAP_FAILED)
+		die("mmap of the memfd", errno);
+	double setup = now_s() - t0;
+	touch(r, pat, res);
+	res->seconds += setup;
+	munmap(r, size);
+}
+
 /* ---- (c) the engine ------------------------------------------------------ */
 
 static enum libuffd_engine_mode engine_mode;
@@ -237,12 +252,24 @@ static int fill_pread(void *ctx, uint64_t offset, void *dst, size_t len)
 
 static void run_engine(enum pattern pat, struct result *res)
 {
+	int shmem = engine_source == LIBUFFD_ENGINE_SOURCE_SHMEM;
 	struct libuffd_engine_source src = { .kind = engine_source, .buf = source, .size = size,
 					     .fd = source_fd, .fill = fill_pread };
 	struct libuffd_engine_opts o = { .mode = engine_mode, .threads = threads };
 	struct libuffd_engine *e;
-	char *r = map_fresh(size, 0);
 	double t0 = now_s();
+	char *r;
+	if (shmem) {
+		/* The SHMEM source serves the caller's own mapping of the memfd. */
+		src = (struct libuffd_engine_source){ .kind = engine_source, .fd = memfd };
+		t0 = now_s();
+		r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+		if (r == MAP_FAILED)
+			die("mmap of the memfd", errno);
+	} else {
+		r = map_fresh(size, 0);
+		t0 = now_s();
+	}
 	int err = libuffd_engine_create(r, size, &src, &o, &e);
 	if (err < 0)
 		die("libuffd_engine_create", -err);
@@ -619,6 +646,15 @@ int main(int argc, char **argv)
 	}
 	if (fsync(source_fd) < 0)
 		die("fsync", errno);
+	memfd = memfd_create("bench-engine", MFD_CLOEXEC);
+	if (memfd < 0)
+		die("memfd_create", errno);
+	for (size_t off = 0; off < size;) {
+		ssize_t n = pwrite(memfd, source + off, size - off, (off_t)off);
+		if (n <= 0)
+			die("write of the memfd", n < 0 ? errno : EIO);
+		off += (size_t)n;
+	}
 	cold = 1;
 	drop_cache_if_cold();
 	double cold_share = cached_share();
@@ -629,9 +665,10 @@ int main(int argc, char **argv)
 	printf("warm-up: wrote and freed %zu MiB of fresh anonymous memory once (%.2f s) so "
 	       "that the host has backed the guest pages, then one untimed round per row\n",
 	       2 * mib, tw);
-	printf("source: a resident %zu MiB buffer, and the same bytes in a file in %s;\n"
-	       "cold rows drop that file from the page cache before every round with\n"
-	       "POSIX_FADV_DONTNEED (%.1f %% of it stayed cached when checked)\n\n",
+	printf("source: a resident %zu MiB buffer, and the same bytes in a file in %s\n"
+	       "and in a memfd (the SHMEM source, against mmap(MAP_SHARED) of it; its write\n"
+	       "touches write the memfd); cold rows drop that file from the page cache before\n"
+	       "every round with POSIX_FADV_DONTNEED (%.1f %% of it stayed cached when checked)\n\n",
 	       mib, dir, cold_share * 100);
 
 	/* Eager: the whole snapshot, whatever is touched later. */
@@ -671,6 +708,7 @@ int main(int argc, char **argv)
 	static const char *const touch_names[] = { "write", "read" };
 	struct row native[2][4], mm[2][2][4], pop[2];
 	struct row eng[2][2][NSRC][4]; /* [touch][mode][source][pattern] */
+	struct row mmsh[2][4], eshm[2][2][4]; /* the memfd: mmap, the SHMEM source by mode */
 	char name[128], sect[128];
 
 	printf("Ratios are the other row's time over this row's (> 1: this row is faster);\n"
@@ -720,6 +758,18 @@ int main(int argc, char **argv)
 							&mm[t][cold][pat]);
 				}
 				cold = 0;
+			}
+			/* A memfd: mmap(MAP_SHARED) of it, and the SHMEM source. */
+			mmsh[t][pat] = measure("mmap(MAP_SHARED) of the memfd", run_mmap_memfd,
+					       (enum pattern)pat);
+			print_table_row(&mmsh[t][pat], &native[t][pat], &eager_copy, NULL);
+			engine_source = LIBUFFD_ENGINE_SOURCE_SHMEM;
+			for (size_t m = 0; m < 2; m++) {
+				engine_mode = modes[m].mode;
+				snprintf(name, sizeof(name), "engine %s, memfd (SHMEM)", modes[m].tag);
+				eshm[t][m][pat] = measure(strdup(name), run_engine, (enum pattern)pat);
+				print_table_row(&eshm[t][m][pat], &native[t][pat], &eager_copy,
+						&mmsh[t][pat]);
 			}
 		}
 	}
@@ -802,6 +852,17 @@ int main(int argc, char **argv)
 		double r = row_time(&mm[t][0][RANDOM]) / row_time(&eng[t][0][S_FILE][RANDOM]);
 		printf("  in-thread random single page, %s, >= 0.6x mmap: %.2fx: %s\n",
 		       touch_names[t], r, r >= 0.6 ? "met" : "NOT met");
+	}
+	for (int m = 0; m < 2; m++) {
+		/* Zero-copy: read touches within 2x of mmap of the same memfd. */
+		double worst = INFINITY;
+		for (int pat = 0; pat < 4; pat++) {
+			double f = row_time(&mmsh[1][pat]) / row_time(&eshm[1][m][pat]);
+			worst = isnan(f) || f < worst ? f : worst; /* NaN: a row left out */
+		}
+		printf("  %-9s memfd (SHMEM) read touches within 2x of mmap(MAP_SHARED) of it, "
+		       "every row: worst %.2fx: %s\n", modes[m].tag, worst,
+		       worst >= 0.5 ? "met" : "NOT met");
 	}
 	for (int t = 0; t < 2; t++) {
 		double r = row_time(&mm[t][1][SEQUENTIAL]) /

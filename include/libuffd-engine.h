@@ -20,12 +20,17 @@ struct libuffd_engine;
 /* ---- Page sources ----------------------------------------------------
  * The region's byte at offset o reads the source's byte at offset o.
  * Offsets past the end of a memory buffer or of the file (its size when
- * the engine is created) read as zero. */
+ * the engine is created) read as zero; SHMEM excepted (see below). */
 enum libuffd_engine_source_kind {
 	LIBUFFD_ENGINE_SOURCE_ZERO = 0,     /* zero pages */
 	LIBUFFD_ENGINE_SOURCE_MEMORY = 1,   /* buf[0, size): must outlive the engine */
 	LIBUFFD_ENGINE_SOURCE_FILE = 2,     /* fd from offset, through the page cache */
 	LIBUFFD_ENGINE_SOURCE_CALLBACK = 3, /* fill() */
+	/* fd is a memfd or tmpfs file and the region is the caller's own
+	 * mapping of it (MAP_SHARED or MAP_PRIVATE) at offset: the file's
+	 * pages are mapped in place (UFFDIO_CONTINUE), never copied.  Holes
+	 * and pages past the end of the file behave as with mmap alone. */
+	LIBUFFD_ENGINE_SOURCE_SHMEM = 4,
 };
 
 /* Fill dst[0, len) with the region's contents at offset (page aligned;
@@ -40,8 +45,9 @@ struct libuffd_engine_source {
 	enum libuffd_engine_source_kind kind;
 	const void *buf;             /* MEMORY */
 	size_t size;                 /* MEMORY */
-	int fd;                      /* FILE: the engine keeps its own mapping */
-	uint64_t offset;             /* FILE: page aligned */
+	int fd;                      /* FILE: the engine keeps its own mapping;
+				      * SHMEM: the file the region maps */
+	uint64_t offset;             /* FILE, SHMEM: page aligned */
 	libuffd_engine_fill_fn fill; /* CALLBACK */
 	void *ctx;                   /* CALLBACK */
 	uint64_t reserved[4];        /* must be zero */
@@ -74,7 +80,8 @@ struct libuffd_engine_opts {
 };
 
 /* Serve [addr, addr+len), a private anonymous mapping (page aligned,
- * not yet touched), from src.  opts may be NULL (one handler thread).
+ * not yet touched), from src; for a SHMEM source, a mapping of src->fd
+ * at src->offset.  opts may be NULL (one handler thread).
  * Errors: -EINVAL (alignment, a range that wraps or exceeds the address
  * space, options), -EOPNOTSUPP (the kernel lacks a
  * feature or ioctl the mode needs: see libuffd-engine(3)), -EBUSY

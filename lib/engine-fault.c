@@ -194,6 +194,7 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 	sp->slot = -1;
 	switch (e->src.kind) {
 	case LIBUFFD_ENGINE_SOURCE_ZERO:
+	case LIBUFFD_ENGINE_SOURCE_SHMEM: /* mapped in place by fill() */
 		return 0;
 	case LIBUFFD_ENGINE_SOURCE_MEMORY:
 	case LIBUFFD_ENGINE_SOURCE_FILE:
@@ -229,6 +230,9 @@ static int fill(struct libuffd_engine *e, uintptr_t dst, const struct span *sp, 
 {
 	unsigned int mode = e->mode->copy_mode;
 
+	/* The file's own pages, mapped where they are. */
+	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM)
+		return libuffd_continue(e->uffd, (void *)dst, sp->len, mode, done);
 	if (sp->from)
 		return libuffd_copy(e->uffd, (void *)dst, sp->from, sp->len, mode, done);
 	/* Zeros: the shared zero page for a read; for a write, real pages
@@ -281,15 +285,22 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 
 	*covered = 0;
 	engine_wait_event_readers(e);
+	/* SHMEM: the file holds what a page reads, removed or not (a page
+	 * dropped from the region maps the file's again, as with mmap). */
+	int shmem = e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM;
+
 	while (i < end) {
-		int z = is_zeroed(e, i);
+		int z = !shmem && is_zeroed(e, i);
 		size_t j = i + 1;
-		while (j < end && is_zeroed(e, j) == z)
+		while (j < end && !shmem && is_zeroed(e, j) == z)
 			j++;
+		if (shmem)
+			j = end;
 		size_t off = i << e->shift, done = 0;
 		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
-		/* A memory source costs nothing to read: only time the others. */
-		int timed = !z && i == p && e->src.kind >= LIBUFFD_ENGINE_SOURCE_FILE;
+		/* A memory source costs nothing to read: only time the slow ones. */
+		int timed = !z && i == p && (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE ||
+					     e->src.kind == LIBUFFD_ENGINE_SOURCE_CALLBACK);
 		uint64_t t0 = timed ? uffd_sys_monotonic_ns() : 0;
 		int r = z ? 0 : source_span(e, off, sp.len, &sp);
 		if (timed)
@@ -314,6 +325,21 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			continue;
 		if (r == -ESRCH)
 			note_gone(e);
+		/* SHMEM: a page the file does not hold (a hole, or past its
+		 * end) stops the window.  The kernel answers such a page
+		 * itself once the access is retried (it fills a hole, and
+		 * raises SIGBUS past the end): for the faulting page, the
+		 * page is not ours (-ENOENT). */
+		if (shmem && (r == -EFAULT || r == -EINVAL)) {
+			if (i == p)
+				return -ENOENT;
+			return 0;
+		}
+		/* SHMEM: a partial CONTINUE stopped at such a page, most
+		 * likely; retry the rest at once (a pending event answers
+		 * EAGAIN again with nothing done, and is waited for then). */
+		if (r == -EAGAIN && shmem && done)
+			continue;
 		if (r == -EAGAIN) {
 			ENGINE_COUNT(e, eagain, 1);
 			if (!pd || !engine_drain_events(e, pd->ev, &pd->n, pd->cap))
@@ -341,6 +367,13 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		return i == p ? r : 0;
 	}
 	return 0;
+}
+
+int engine_resolve_stray(struct libuffd_engine *e, uintptr_t page, unsigned int mode)
+{
+	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM)
+		return libuffd_continue(e->uffd, (void *)page, e->page, mode, NULL);
+	return libuffd_zeropage(e->uffd, (void *)page, e->page, mode, NULL);
 }
 
 int engine_fault(struct libuffd_engine *e, size_t p, int write)

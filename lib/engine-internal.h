@@ -177,6 +177,11 @@ void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr
 int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
 		   struct pending *pd, size_t *covered);
 
+/* A page registered with e's descriptor outside its region (a part moved
+ * away by mremap()): no source covers it.  Zero, or for SHMEM the file's
+ * page, which the mapping still names.  The kernel's answer. */
+int engine_resolve_stray(struct libuffd_engine *e, uintptr_t page, unsigned int mode);
+
 /* Resolve the fault at region page p (write: the access is a write);
  * async-signal-safe.  Returns 0 when page p is present afterwards, else a
  * negative errno (-ENOENT, -ESRCH: the page is no longer registered or

@@ -165,8 +165,10 @@ LIBUFFD_EXPORT int libuffd_engine_create_remote(int sock, const struct libuffd_e
 	struct share_hello h;
 	int saved = errno, fd;
 
-	/* The caller's mistakes, before anything is read from the owner. */
+	/* The caller's mistakes, before anything is read from the owner.
+	 * A SHMEM source serves the caller's own mapping of its file. */
 	if (sock < 0 || !out || engine_check_args(src, opts) < 0 ||
+	    src->kind == LIBUFFD_ENGINE_SOURCE_SHMEM ||
 	    (opts && (opts->mode != LIBUFFD_ENGINE_HANDLER_THREADS || opts->open_opts)))
 		return -EINVAL;
 	*out = NULL;

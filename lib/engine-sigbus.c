@@ -152,15 +152,16 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	}
 	/* Registered with one of our descriptors but outside its region: a
 	 * part moved away by mremap(), or a tail it grew.  No source covers
-	 * it: zero, as handler threads answer (the ioctl fails with ENOENT
-	 * wherever that descriptor has nothing registered; EAGAIN while an
-	 * event is pending: retry once the engine thread has read it). */
+	 * it: zero (SHMEM: the file's page), as handler threads answer (the
+	 * ioctl fails with ENOENT wherever that descriptor has nothing
+	 * registered; EAGAIN while an event is pending: retry once the
+	 * engine thread has read it). */
 	for (int i = 0; i < SLOTS && si->si_code == BUS_ADRERR; i++) {
 		struct libuffd_engine *e = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
 		if (!e)
 			continue;
 		uintptr_t pa = a & ~(uintptr_t)(e->page - 1);
-		int r = libuffd_zeropage(e->uffd, (void *)pa, e->page, LIBUFFD_DONTWAKE, NULL);
+		int r = engine_resolve_stray(e, pa, LIBUFFD_DONTWAKE);
 		if (r == 0 || r == -EEXIST || r == -EAGAIN) {
 			handled = 1;
 			break;

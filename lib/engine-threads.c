@@ -144,9 +144,9 @@ static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsi
 		}
 		size_t covered = 0;
 		if (a - base >= e->len) {
-			/* Not where we serve (a part moved by mremap): zero,
-			 * so that nobody waits forever. */
-			libuffd_zeropage(e->uffd, (void *)a, e->page, 0, NULL);
+			/* Not where we serve (a part moved by mremap): zero
+			 * (SHMEM: the file's page), so that nobody waits forever. */
+			engine_resolve_stray(e, a, 0);
 			libuffd_wake(e->uffd, (void *)a, e->page);
 			covered_end = a + e->page;
 			continue;

@@ -4,6 +4,7 @@
  * destruction, populate and the EFAULT retry, introspection.
  */
 #include <errno.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -17,6 +18,11 @@
  * answer, then UFFDIO_REGISTER's. */
 #define ENGINE_API_IOCTLS (LIBUFFD_IOCTL_API | LIBUFFD_IOCTL_REGISTER | LIBUFFD_IOCTL_UNREGISTER)
 #define ENGINE_RANGE_IOCTLS (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_ZEROPAGE | LIBUFFD_IOCTL_WAKE)
+/* A SHMEM source: minor faults, resolved in place. */
+#define ENGINE_SHMEM_IOCTLS (LIBUFFD_IOCTL_CONTINUE | LIBUFFD_IOCTL_WAKE)
+/* Window of a SHMEM fault with no stream, log2 pages: the kernel's
+ * fault-around (64 KiB), which a minor-fault range does without. */
+#define ENGINE_SHMEM_AROUND_ORDER 4u
 
 /* ---- Creation ------------------------------------------------------------- */
 
@@ -77,6 +83,27 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 		e->overhead += words * sizeof(unsigned long);
 		return 0;
 	}
+	case LIBUFFD_ENGINE_SOURCE_SHMEM: {
+		/* The region maps the file itself: the engine only checks that
+		 * the kernel resolves minor faults there (shmem; hugetlbfs
+		 * pages are not served by this source). */
+		struct statfs sfs;
+		struct stat st;
+		if (src->fd < 0 || src->offset % e->page || src->buf || src->size || src->fill)
+			return -EINVAL;
+		int r = uffd_sys_fstat(src->fd, &st);
+		if (r < 0)
+			return r;
+		if (!S_ISREG(st.st_mode))
+			return -EINVAL;
+		r = uffd_sys_fstatfs(src->fd, &sfs);
+		if (r < 0)
+			return r;
+		if (sfs.f_type != TMPFS_MAGIC)
+			return -EOPNOTSUPP;
+		e->around_order = (unsigned int)min_sz(ENGINE_SHMEM_AROUND_ORDER, e->max_order);
+		return 0;
+	}
 	case LIBUFFD_ENGINE_SOURCE_CALLBACK:
 		if (!src->fill)
 			return -EINVAL;
@@ -119,6 +146,8 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	struct libuffd_open_opts oo = { 0 };
 	struct libuffd_api api;
 	unsigned int threads = o->threads ? o->threads : 1;
+	int shmem = src->kind == LIBUFFD_ENGINE_SOURCE_SHMEM;
+	uint64_t range_ioctls = shmem ? ENGINE_SHMEM_IOCTLS : ENGINE_RANGE_IOCTLS;
 
 	switch (o->mode) {
 	case LIBUFFD_ENGINE_HANDLER_THREADS:
@@ -170,6 +199,8 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	 * a moved region would read zero. */
 	uint64_t events = LIBUFFD_FEATURE_EVENT_REMOVE | LIBUFFD_FEATURE_EVENT_UNMAP |
 			  LIBUFFD_FEATURE_EVENT_REMAP;
+	if (shmem)
+		events |= LIBUFFD_FEATURE_MINOR_SHMEM; /* Linux 5.14 */
 	r = libuffd_api_handshake(e->uffd, e->mode->requested, events | e->mode->features, &api);
 	if (r < 0)
 		return r;
@@ -182,10 +213,13 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	e->kick_efd = uffd_sys_eventfd(EFD_CLOEXEC | EFD_NONBLOCK);
 	if (e->kick_efd < 0)
 		return e->kick_efd;
-	r = libuffd_register(e->uffd, addr, len, LIBUFFD_REGISTER_MISSING, &e->ioctls);
+	/* Only minor faults for SHMEM: a hole is filled by the kernel, as
+	 * with mmap alone. */
+	r = libuffd_register(e->uffd, addr, len,
+			     shmem ? LIBUFFD_REGISTER_MINOR : LIBUFFD_REGISTER_MISSING, &e->ioctls);
 	if (r < 0)
 		return r;
-	if ((e->ioctls & ENGINE_RANGE_IOCTLS) != ENGINE_RANGE_IOCTLS) {
+	if ((e->ioctls & range_ioctls) != range_ioctls) {
 		libuffd_unregister(e->uffd, addr, len);
 		return -EOPNOTSUPP;
 	}
@@ -296,6 +330,19 @@ static int clamp(struct libuffd_engine *e, void *addr, size_t len, uintptr_t *ba
 	return 1;
 }
 
+/* mincore() of a file mapping tells the page cache, not the page tables:
+ * map every page; those already mapped answer EEXIST, holes (-ENOENT)
+ * are left to the kernel, which fills them in kernel mode too. */
+static int populate_shmem(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
+{
+	for (size_t q = p0, covered; q < p1; q += covered ? covered : 1) {
+		int r = engine_resolve(e, base, q, p1 - q, 1, NULL, &covered);
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	return 0;
+}
+
 LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr, size_t len)
 {
 	unsigned char vec[256];
@@ -306,6 +353,8 @@ LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr,
 		return -EINVAL;
 	if (!clamp(e, addr, len, &base, &p0, &p1))
 		return 0;
+	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM)
+		return populate_shmem(e, base, p0, p1);
 	if (e->remote) {
 		/* Not our address space: no mincore(); the kernel's EEXIST
 		 * says which pages are present. */

@@ -108,6 +108,11 @@ int uffd_sys_stat(const char *path, struct stat *st)
 	return (int)SYS_RESULT(stat(path, st));
 }
 
+int uffd_sys_fstatfs(int fd, struct statfs *st)
+{
+	return (int)SYS_RESULT(fstatfs(fd, st));
+}
+
 int uffd_sys_read_file(const char *path, char *buf, size_t size)
 {
 	if (size == 0)

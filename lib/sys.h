@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 #include <sys/utsname.h>
 
@@ -44,6 +45,7 @@ int uffd_sys_eventfd(unsigned int flags);
 int uffd_sys_poll(struct pollfd *fds, nfds_t n, int timeout_ms);
 int uffd_sys_fstat(int fd, struct stat *st);
 int uffd_sys_stat(const char *path, struct stat *st);
+int uffd_sys_fstatfs(int fd, struct statfs *st);
 /* Read a small file (/proc, /sys) into buf, NUL-terminated: bytes read. */
 int uffd_sys_read_file(const char *path, char *buf, size_t size);
 /* readlink(2) into buf, NUL-terminated: the length, or -ENAMETOOLONG

@@ -271,6 +271,78 @@ HIDING(without_move_continue_writeprotect,
        LIBUFFD_FEATURE_MOVE | LIBUFFD_FEATURE_MINOR_SHMEM | LIBUFFD_FEATURE_MINOR_HUGETLBFS,
        LIBUFFD_IOCTL_MOVE | LIBUFFD_IOCTL_CONTINUE | LIBUFFD_IOCTL_WRITEPROTECT, 0, SERVES, SERVES)
 
+/* ---- The SHMEM source: minor faults and UFFDIO_CONTINUE ----------------- */
+
+/* A memfd of n pages of pattern 23, mapped shared. */
+static char *shmem_region(size_t n, int *fd)
+{
+	size_t pg = page_size();
+	void *src = make_source(n, 23);
+
+	*fd = ASSERT_SYS(memfd_create("test-engine-fallback", MFD_CLOEXEC));
+	ASSERT_EQ(write(*fd, src, n * pg), (ssize_t)(n * pg));
+	munmap(src, n * pg);
+	char *r = mmap(NULL, n * pg, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	ASSERT_TRUE(r != MAP_FAILED);
+	return r;
+}
+
+/* Refused, or served: every byte, a removed page, a move. */
+static void shmem_hiding(enum libuffd_engine_mode mode, const struct hidden *h,
+			 enum outcome want)
+{
+	size_t n = 128, pg = page_size();
+	int fd, err, fds;
+	char *r = shmem_region(n, &fd), *hole = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_SHMEM, .fd = fd };
+
+	fds = open_fds();
+	hide(h);
+	struct libuffd_engine *e = create(r, n * pg, &s, mode, h, &err);
+	if (want == REFUSES) {
+		ASSERT_TRUE(e == NULL);
+		ASSERT_ERR(err, -EOPNOTSUPP);
+		ASSERT_EQ(open_fds(), fds);
+		/* Plain memory again: the file's pages. */
+		ASSERT_EQ(first_bad_page(r, 0, n, 23), -1);
+		return;
+	}
+	ASSERT_OK(err);
+	ASSERT_EQ(first_bad_page(r, 0, 64, 23), -1);
+	ASSERT_SYS(madvise(r + 16 * pg, 16 * pg, MADV_DONTNEED));
+	ASSERT_EQ(first_bad_page(r + 20 * pg, 20, 1, 23), -1);
+	char *m = mremap(r, n * pg, n * pg, MREMAP_MAYMOVE | MREMAP_FIXED, hole);
+	ASSERT_TRUE(m == hole);
+	ASSERT_EQ(first_bad_page(m, 0, n, 23), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+#define SHMEM_HIDING(name, features, ioctls, ht, it)                     \
+	static const struct hidden name = { features, ioctls, 0 };        \
+	TEST_TIMEOUT(name##_handler_threads, 60)                          \
+	{                                                                 \
+		shmem_hiding(HT, &name, ht);                              \
+	}                                                                 \
+	TEST_TIMEOUT(name##_in_thread, 60)                                \
+	{                                                                 \
+		shmem_hiding(IT, &name, it);                              \
+	}
+
+SHMEM_HIDING(shmem_nothing_hidden, 0, 0, SERVES, SERVES)
+/* Minor faults on shmem and UFFDIO_CONTINUE: Linux 5.14. */
+SHMEM_HIDING(shmem_without_minor_shmem, LIBUFFD_FEATURE_MINOR_SHMEM, 0, REFUSES, REFUSES)
+SHMEM_HIDING(shmem_without_continue, 0, LIBUFFD_IOCTL_CONTINUE, REFUSES, REFUSES)
+SHMEM_HIDING(shmem_without_wake, 0, LIBUFFD_IOCTL_WAKE, REFUSES, REFUSES)
+SHMEM_HIDING(shmem_without_event_remap, LIBUFFD_FEATURE_EVENT_REMAP, 0, REFUSES, REFUSES)
+SHMEM_HIDING(shmem_without_sigbus_feature, LIBUFFD_FEATURE_SIGBUS, 0, SERVES, REFUSES)
+/* Not used by this source. */
+SHMEM_HIDING(shmem_without_copy_or_zeropage, 0, LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_ZEROPAGE,
+	     SERVES, SERVES)
+SHMEM_HIDING(shmem_as_on_linux_6_1,
+	     LIBUFFD_FEATURE_POISON | LIBUFFD_FEATURE_MOVE | LIBUFFD_FEATURE_WP_UNPOPULATED |
+		     LIBUFFD_FEATURE_WP_ASYNC,
+	     LIBUFFD_IOCTL_POISON | LIBUFFD_IOCTL_MOVE, SERVES, SERVES)
+
 /* A SIGBUS that handler threads send for a fault, arriving at the
  * in-thread mode's handler, is a fault too: with SIGBUS ignored before
  * the in-thread engine, it kills (taken for a sent signal, it would be

@@ -712,6 +712,8 @@ TEST(server_arguments_are_checked_before_reading)
 	ASSERT_ERR(libuffd_engine_create_remote(sv[0], &s, &opened, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create_remote(-1, &s, NULL, &e), -EINVAL);
 	ASSERT_ERR(libuffd_engine_create_remote(sv[0], NULL, NULL, &e), -EINVAL);
+	struct libuffd_engine_source shmem = { .kind = LIBUFFD_ENGINE_SOURCE_SHMEM, .fd = sv[0] };
+	ASSERT_ERR(libuffd_engine_create_remote(sv[0], &shmem, NULL, &e), -EINVAL);
 	/* Nothing sent yet on a non-blocking socket; then a hang-up. */
 	ASSERT_ERR(libuffd_engine_create_remote(sv[0], &s, NULL, &e), -EAGAIN);
 	close(sv[1]);
