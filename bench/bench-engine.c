@@ -12,7 +12,7 @@
  *
  *   bench-engine [-s MiB (1024)] [-r rounds (5)] [-t handler-threads (2)]
  *                [-k random-touches (20000)] [-d directory (/var/tmp)]
- *                [-z zstd-frame-KiB (64)] [-f only-rows-whose-section-or-name-contains]
+ *                [-z zstd-frame-KiB (32)] [-f only-rows-whose-section-or-name-contains]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -267,7 +267,6 @@ static void run_engine(enum pattern pat, struct result *res)
 #ifdef HAVE_ZSTD
 static const unsigned char *zstd_file; /* the compressed snapshot, mapped */
 static size_t zstd_len, zstd_frame = ZSTD_SNAPSHOT_FRAME_DEFAULT;
-static size_t zstd_prefetch_max;       /* the engine's prefetch_max for (z) */
 
 /* Decompress the whole snapshot into fresh memory, as a restore without
  * the engine would. */
@@ -299,8 +298,7 @@ static void run_engine_zstd(enum pattern pat, struct result *res)
 		die("zstd_snapshot_open", -err);
 	struct libuffd_engine_source src = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 					     .fill = zstd_snapshot_fill, .ctx = z };
-	struct libuffd_engine_opts o = { .mode = engine_mode, .threads = threads,
-					 .prefetch_max = zstd_prefetch_max };
+	struct libuffd_engine_opts o = { .mode = engine_mode, .threads = threads };
 	err = libuffd_engine_create(r, size, &src, &o, &e);
 	if (err < 0)
 		die("libuffd_engine_create", -err);
@@ -669,7 +667,7 @@ static void zstd_rows(const char *dir, const struct mode_name *modes,
 {
 #ifdef HAVE_ZSTD
 	static const enum pattern pats[] = { SEQUENTIAL, SPARSE_RUNS, SPARSE_PAGES, RANDOM };
-	struct row lazy[2][2][4]; /* [window][mode][pattern] */
+	struct row lazy[2][4]; /* [mode][pattern] */
 	char name[128], sect[128];
 
 	if (zstd_frame == 0 || zstd_frame > ZSTD_SNAPSHOT_FRAME_MAX)
@@ -689,42 +687,32 @@ static void zstd_rows(const char *dir, const struct mode_name *modes,
 	struct row eager = measure("eager: map+populate+ZSTD decompress all", run_eager_zstd,
 				   SEQUENTIAL);
 	printf("%-50s %9.3f\n", eager.name, eager.seconds * 1e6 / (double)npages);
-	/* The engine's default windows, and windows no larger than a frame. */
-	static const char *const windows[] = { "", ", prefetch_max = frame" };
 	for (int k = 0; k < 4; k++) {
 		snprintf(sect, sizeof(sect), "-- zstd, write touch, %s", pattern_names[pats[k]]);
 		printf("%s\n", sect);
 		for (int m = 0; m < 2; m++) {
 			engine_mode = modes[m].mode;
-			for (int w = 0; w < 2; w++) {
-				zstd_prefetch_max = w ? zstd_frame : 0;
-				snprintf(name, sizeof(name), "engine %s, zstd callback%s", modes[m].tag,
-					 windows[w]);
-				struct row *r = &lazy[w][m][k];
-				*r = measure(strdup(name), run_engine_zstd, pats[k]);
-				if (isnan(r->seconds))
-					continue;
-				if (r->has_latency)
-					printf("  %-48s %9.2f %9.2f", r->name, r->p50 * 1e6,
-					       r->p99 * 1e6);
-				else
-					printf("  %-48s %9.3f %9s", r->name,
-					       r->seconds * 1e6 / (double)npages, "");
-				/* The whole pass, latency rows too: the k random touches. */
-				printf(" %7.2fx\n", eager.seconds / r->seconds);
-			}
+			snprintf(name, sizeof(name), "engine %s, zstd callback", modes[m].tag);
+			struct row *r = &lazy[m][k];
+			*r = measure(strdup(name), run_engine_zstd, pats[k]);
+			if (isnan(r->seconds))
+				continue;
+			if (r->has_latency)
+				printf("  %-48s %9.2f %9.2f", r->name, r->p50 * 1e6, r->p99 * 1e6);
+			else
+				printf("  %-48s %9.3f %9s", r->name, r->seconds * 1e6 / (double)npages, "");
+			/* The whole pass, latency rows too: the k random touches. */
+			printf(" %7.2fx\n", eager.seconds / r->seconds);
 		}
 	}
 	section = "";
 	printf("(the random row's ratio compares the whole pass of %zu touches)\n",
 	       random_touches < npages ? random_touches : npages);
-	for (int m = 0; m < 2; m++)
-		for (int w = 0; w < 2; w++) {
-			double f = eager.seconds / lazy[w][m][1].seconds;
-			printf("  %-9s zstd 10 %% sparse (64 KiB runs) >= 5x eager decompression%s: "
-			       "%.2fx: %s\n", modes[m].tag, windows[w], f,
-			       f >= 5 ? "met" : isnan(f) ? "not measured" : "NOT met");
-		}
+	for (int m = 0; m < 2; m++) {
+		double f = eager.seconds / lazy[m][1].seconds;
+		printf("  %-9s zstd 10 %% sparse (64 KiB runs) >= 5x eager decompression: %.2fx: %s\n",
+		       modes[m].tag, f, f >= 5 ? "met" : isnan(f) ? "not measured" : "NOT met");
+	}
 #else
 	(void)dir;
 	(void)modes;
@@ -753,7 +741,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr, "usage: %s [-s MiB (1024)] [-r rounds (5)] "
 				"[-t handler-threads (2)] [-k random-touches (20000)] "
-				"[-d directory (/var/tmp)] [-z zstd-frame-KiB (64)] "
+				"[-d directory (/var/tmp)] [-z zstd-frame-KiB (32)] "
 				"[-f only-rows-matching]\n", argv[0]);
 			return c == 'h' ? 0 : 2;
 		}

@@ -318,7 +318,7 @@ static unsigned char *frame_at(unsigned char *comp, size_t clen, size_t nr, size
 BOTH_MODES(corrupted_frame_raises_sigbus)
 {
 	struct fixture f;
-	size_t pg = page_size(), fs = ZSTD_SNAPSHOT_FRAME_DEFAULT, flen;
+	size_t pg = page_size(), fs = 64u << 10, flen;
 	/* Frame 1, bytes [64 KiB, 128 KiB): zeros, then words (a compressed
 	 * block); frame 3, [192 KiB, 256 KiB): random bytes only (a stored
 	 * block, which only the checksum guards). */
