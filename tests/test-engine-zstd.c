@@ -89,15 +89,19 @@ struct fixture {
 	struct libuffd_engine *e;
 };
 
-/* The snapshot served by an engine, on a region three pages longer (read
- * as zeros). */
-static void serve_snapshot(struct fixture *f, size_t frame, enum libuffd_engine_mode mode,
-			   unsigned int threads, unsigned int slots)
+/* The snapshot, compressed. */
+static void make_snapshot(struct fixture *f, size_t frame)
 {
-	size_t pg = page_size();
 	f->len = SNAP_LEN;
 	f->data = make_data(f->len, 0x5eed);
 	f->comp = compress(f->data, f->len, frame, &f->clen);
+}
+
+/* Served by an engine, on a region three pages longer (read as zeros). */
+static void serve_region(struct fixture *f, size_t frame, enum libuffd_engine_mode mode,
+			 unsigned int threads, unsigned int slots)
+{
+	size_t pg = page_size();
 	ASSERT_OK(zstd_snapshot_open(f->comp, f->clen, slots, &f->z));
 	ASSERT_EQ(zstd_snapshot_size(f->z), f->len);
 	ASSERT_EQ(zstd_snapshot_frame_size(f->z), frame);
@@ -106,6 +110,13 @@ static void serve_snapshot(struct fixture *f, size_t frame, enum libuffd_engine_
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 					   .fill = zstd_snapshot_fill, .ctx = f->z };
 	f->e = serve(f->region, f->region_len, &s, mode, threads);
+}
+
+static void serve_snapshot(struct fixture *f, size_t frame, enum libuffd_engine_mode mode,
+			   unsigned int threads, unsigned int slots)
+{
+	make_snapshot(f, frame);
+	serve_region(f, frame, mode, threads, slots);
 }
 
 static void unserve(struct fixture *f)
@@ -324,13 +335,14 @@ BOTH_MODES(corrupted_frame_raises_sigbus)
 	 * block, which only the checksum guards). */
 	static const size_t bad[] = { 1, 3 };
 
-	install_test_sigbus(); /* before the engine's, which chains to it */
-	serve_snapshot(&f, fs, mode, 2, 0);
+	make_snapshot(&f, fs);
 	for (size_t k = 0; k < 2; k++) {
 		unsigned char *fr = frame_at(f.comp, f.clen, bad[k], &flen);
 		ASSERT_GT(flen, 64);
 		fr[flen / 2] ^= 0x5a;
 	}
+	install_test_sigbus(); /* before the engine's, which chains to it */
+	serve_region(&f, fs, mode, 2, 0);
 	for (size_t k = 0; k < 2; k++) {
 		char *first = f.region + bad[k] * fs;
 		ASSERT_TRUE(page_matches(&f, (bad[k] * fs - pg) / pg)); /* the page before */
