@@ -171,11 +171,14 @@ BOTH_MODES(every_byte_sequential)
 	unserve(&f);
 }
 
-BOTH_MODES(every_byte_random_order)
+/* Serve a snapshot of frames of frame bytes and touch its pages in a
+ * random order (seed), each checked as it comes, then every byte. */
+static void serve_and_touch_in_random_order(enum libuffd_engine_mode mode, size_t frame,
+					    uint64_t seed)
 {
 	struct fixture f;
-	serve_snapshot(&f, ZSTD_SNAPSHOT_FRAME_DEFAULT, mode, 2, 0);
-	size_t n = f.region_len / page_size(), *order = shuffled(n, 42);
+	serve_snapshot(&f, frame, mode, 2, 0);
+	size_t n = f.region_len / page_size(), *order = shuffled(n, seed);
 	for (size_t i = 0; i < n; i++)
 		if (!page_matches(&f, order[i]))
 			FAIL("page %zu, touched %zu-th, differs", order[i], i);
@@ -184,18 +187,15 @@ BOTH_MODES(every_byte_random_order)
 	unserve(&f);
 }
 
+BOTH_MODES(every_byte_random_order)
+{
+	serve_and_touch_in_random_order(mode, ZSTD_SNAPSHOT_FRAME_DEFAULT, 42);
+}
+
 /* Frames that end inside pages: every fill covers frames in part. */
 BOTH_MODES(every_byte_with_frames_across_pages)
 {
-	struct fixture f;
-	serve_snapshot(&f, (40u << 10) + 1000, mode, 2, 0);
-	size_t n = f.region_len / page_size(), *order = shuffled(n, 7);
-	for (size_t i = 0; i < n; i++)
-		if (!page_matches(&f, order[i]))
-			FAIL("page %zu, touched %zu-th, differs", order[i], i);
-	assert_every_byte(&f);
-	free(order);
-	unserve(&f);
+	serve_and_touch_in_random_order(mode, (40u << 10) + 1000, 7);
 }
 
 /* Threads touching every page each, in their own random orders, through
