@@ -330,14 +330,18 @@ static int clamp(struct libuffd_engine *e, void *addr, size_t len, uintptr_t *ba
 	return 1;
 }
 
-/* mincore() of a file mapping tells the page cache, not the page tables:
- * map every page; those already mapped answer EEXIST, holes (-ENOENT)
- * are left to the kernel, which fills them in kernel mode too. */
-static int populate_shmem(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
+/* Where mincore() cannot say which pages are present — a SHMEM region
+ * (it tells the page cache, not the page tables) or another process's
+ * region (not our address space) —, resolve every page and let the
+ * kernel's EEXIST say.  A SHMEM hole (-ENOENT) is left to the kernel,
+ * which fills it in kernel mode too. */
+static int populate_by_resolving(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
 {
+	int shmem = e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM;
+
 	for (size_t q = p0, covered; q < p1; q += covered ? covered : 1) {
 		int r = engine_resolve(e, base, q, p1 - q, 1, NULL, &covered);
-		if (r < 0 && r != -ENOENT)
+		if (r < 0 && !(shmem && r == -ENOENT))
 			return r;
 	}
 	return 0;
@@ -353,18 +357,8 @@ LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr,
 		return -EINVAL;
 	if (!clamp(e, addr, len, &base, &p0, &p1))
 		return 0;
-	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM)
-		return populate_shmem(e, base, p0, p1);
-	if (e->remote) {
-		/* Not our address space: no mincore(); the kernel's EEXIST
-		 * says which pages are present. */
-		for (size_t q = p0, covered; q < p1; q += covered ? covered : 1) {
-			int r = engine_resolve(e, base, q, p1 - q, 1, NULL, &covered);
-			if (r < 0)
-				return r;
-		}
-		return 0;
-	}
+	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM || e->remote)
+		return populate_by_resolving(e, base, p0, p1);
 	for (size_t p = p0; p < p1;) {
 		size_t chunk = min_sz(sizeof(vec), p1 - p);
 		int r = uffd_sys_mincore((void *)(base + (p << e->shift)), chunk << e->shift, vec);
