@@ -197,12 +197,13 @@ static void run_eager_pread(enum pattern pat, struct result *res)
 
 /* ---- (m) mmap(MAP_PRIVATE) of the file ---------------------------------- */
 
-static void run_mmap_flags(enum pattern pat, struct result *res, int flags)
+/* Map fd with flags, touch the mapping; its setup counts. */
+static void run_mmap_fd(enum pattern pat, struct result *res, int fd, int flags)
 {
 	double t0 = now_s();
-	char *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | flags, source_fd, 0);
+	char *r = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, fd, 0);
 	if (r == MAP_FAILED)
-		die("mmap of the file", errno);
+		die("mmap", errno);
 	double setup = now_s() - t0;
 	touch(r, pat, res);
 	res->seconds += setup;
@@ -211,27 +212,20 @@ static void run_mmap_flags(enum pattern pat, struct result *res, int flags)
 
 static void run_mmap(enum pattern pat, struct result *res)
 {
-	run_mmap_flags(pat, res, 0);
+	run_mmap_fd(pat, res, source_fd, MAP_PRIVATE);
 }
 
 /* MAP_POPULATE on a writable private mapping breaks copy-on-write for
  * every page up front: the kernel's own eager copy. */
 static void run_mmap_populate(enum pattern pat, struct result *res)
 {
-	run_mmap_flags(pat, res, MAP_POPULATE);
+	run_mmap_fd(pat, res, source_fd, MAP_PRIVATE | MAP_POPULATE);
 }
 
 /* mmap(MAP_SHARED) of the memfd: what the SHMEM source competes with. */
 static void run_mmap_memfd(enum pattern pat, struct result *res)
 {
-	double t0 = now_s();
-	char *r = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
-	if (r == MAP_FAILED)
-		die("mmap of the memfd", errno);
-	double setup = now_s() - t0;
-	touch(r, pat, res);
-	res->seconds += setup;
-	munmap(r, size);
+	run_mmap_fd(pat, res, memfd, MAP_SHARED);
 }
 
 /* ---- (c) the engine ------------------------------------------------------ */
