@@ -92,18 +92,21 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
  * I/O costs about as much for 128 KiB as for a page: while its reads are
  * that slow, a fault with no stream resolves 1 << ENGINE_AROUND_ORDER pages from
  * the fault on, as the kernel reads around a fault in a cold file; each
- * fast read halves the window again. */
+ * fast read halves the window again.  One slow read alone may be the
+ * scheduler's doing (a preempted thread, a busy host): only a second one
+ * in a row counts as the source's. */
 static void note_source_cost(struct libuffd_engine *e, uint64_t ns)
 {
-	unsigned int o = LOAD(&e->around_order);
-
-	if (ns >= ENGINE_SLOW_SOURCE_NS)
-		o = ENGINE_AROUND_ORDER;
-	else if (o)
-		o--;
-	else
+	if (ns >= ENGINE_SLOW_SOURCE_NS) {
+		if (__atomic_add_fetch(&e->slow_reads, 1, __ATOMIC_RELAXED) >= 2)
+			STORE(&e->around_order, ENGINE_AROUND_ORDER);
 		return;
-	STORE(&e->around_order, o);
+	}
+	if (LOAD(&e->slow_reads))
+		STORE(&e->slow_reads, 0);
+	unsigned int o = LOAD(&e->around_order);
+	if (o)
+		STORE(&e->around_order, o - 1);
 }
 
 /* Queue read-ahead (best effort: a full ring overwrites the oldest). */

@@ -79,6 +79,7 @@ struct libuffd_engine {
 	 * them (a move's remap, then the unmap of the place it left). */
 	pthread_mutex_t ev_lock;
 	unsigned int around_order; /* window of a fault with no stream, log2 pages */
+	unsigned int slow_reads;   /* slow reads of the source in a row */
 	uint64_t streams[ENGINE_STREAMS];
 	unsigned int stream_next;
 	/* Read-ahead for the engine's threads: (page + 1) << 9 | write << 8 | order. */

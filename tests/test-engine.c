@@ -249,9 +249,12 @@ BOTH_MODES(slow_source_faults_around_random_faults)
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 					   .fill = fill_slow, .ctx = make_source(n, 13) };
 	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
-	/* The first random fault reads one page, and finds the source slow. */
+	/* The first two random faults read one page each, and find the
+	 * source slow twice in a row. */
 	ASSERT_EQ(*(volatile uint64_t *)(r + 100 * pg), pattern(100, 0, 13));
 	ASSERT_EQ(present(r + 100 * pg, 64), 1);
+	ASSERT_EQ(*(volatile uint64_t *)(r + 3000 * pg), pattern(3000, 0, 13));
+	ASSERT_EQ(present(r + 3000 * pg, 64), 1);
 	/* The next one, far away, reads around: the window from the fault. */
 	ASSERT_EQ(*(volatile uint64_t *)(r + 1000 * pg), pattern(1000, 0, 13));
 	ASSERT_EQ(present(r + 1000 * pg, 64), around);
@@ -259,6 +262,35 @@ BOTH_MODES(slow_source_faults_around_random_faults)
 	ASSERT_EQ(present(r + (1000 - 32) * pg, 32), 0); /* nothing before it */
 	/* How fast a read must be for the window to shrink again depends on
 	 * the machine (and on a sanitizer): bench-engine's hot rows show it. */
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* A source that is slow on its first read only, as when the thread that
+ * reads it is preempted once. */
+static int slow_reads_left; /* __atomic: read from the engine's threads */
+
+static int fill_slow_first(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	if (__atomic_fetch_sub(&slow_reads_left, 1, __ATOMIC_RELAXED) > 0)
+		return fill_slow(ctx, offset, dst, len);
+	memcpy(dst, (const char *)ctx + offset, len);
+	return 0;
+}
+
+BOTH_MODES(one_slow_read_alone_keeps_single_pages)
+{
+	size_t n = 8192, pg = page_size();
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_slow_first, .ctx = make_source(n, 17) };
+	__atomic_store_n(&slow_reads_left, 1, __ATOMIC_RELAXED);
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(*(volatile uint64_t *)(r + 100 * pg), pattern(100, 0, 17));
+	/* The window of the next fault is chosen before its read: whatever
+	 * that read costs here, one slow read before it is not enough. */
+	ASSERT_EQ(*(volatile uint64_t *)(r + 1000 * pg), pattern(1000, 0, 17));
+	ASSERT_EQ(present(r + 1000 * pg, 64), 1);
+	ASSERT_EQ(stats(e).pages, 2);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
