@@ -5,6 +5,10 @@
  * in the page cache and cold), MAP_POPULATE, an eager pread or copy of the
  * whole, and for a snapshot in a memfd (the SHMEM source), mmap(MAP_SHARED)
  * of that memfd; and against a naive one-page-per-fault handler thread.
+ * The handler-thread engine also serves another process's memory, as a VM
+ * monitor's external fault handler or CRIU's lazy-pages daemon does: a
+ * forked owner shares its region over a Unix socket; those rows sit beside
+ * the same engine serving this process's own (measured with them under -f).
  * Write and read touches.  With libzstd, the same bytes compressed in
  * independent zstd frames (examples/zstd-snapshot.c) served lazily through
  * the CALLBACK source, against decompressing the whole snapshot eagerly.
@@ -28,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,9 +60,13 @@ static double now_s(void)
 	return now_ns() / 1e9;
 }
 
+/* err 0: what says it all. */
 static void die(const char *what, int err)
 {
-	fprintf(stderr, "bench-engine: %s: %s\n", what, strerror(err));
+	if (err)
+		fprintf(stderr, "bench-engine: %s: %s\n", what, strerror(err));
+	else
+		fprintf(stderr, "bench-engine: %s\n", what);
 	exit(1);
 }
 
@@ -252,12 +262,29 @@ static int fill_pread(void *ctx, uint64_t offset, void *dst, size_t len)
 	return 0;
 }
 
+/* What an engine row serves from (engine_source), and how (engine_mode). */
+static struct libuffd_engine_source engine_src(void)
+{
+	return (struct libuffd_engine_source){ .kind = engine_source, .buf = source, .size = size,
+					       .fd = source_fd, .fill = fill_pread };
+}
+
+static struct libuffd_engine_opts engine_opts(void)
+{
+	return (struct libuffd_engine_opts){ .mode = engine_mode, .threads = threads };
+}
+
+static void engine_finish(struct libuffd_engine *e)
+{
+	libuffd_engine_get_stats(e, &last_stats);
+	libuffd_engine_destroy(e);
+}
+
 static void run_engine(enum pattern pat, struct result *res)
 {
 	int shmem = engine_source == LIBUFFD_ENGINE_SOURCE_SHMEM;
-	struct libuffd_engine_source src = { .kind = engine_source, .buf = source, .size = size,
-					     .fd = source_fd, .fill = fill_pread };
-	struct libuffd_engine_opts o = { .mode = engine_mode, .threads = threads };
+	struct libuffd_engine_source src = engine_src();
+	struct libuffd_engine_opts o = engine_opts();
 	struct libuffd_engine *e;
 	double t0 = now_s();
 	char *r;
@@ -278,9 +305,100 @@ static void run_engine(enum pattern pat, struct result *res)
 	double setup = now_s() - t0;
 	touch(r, pat, res);
 	res->seconds += setup; /* lazy costs count from the moment the region exists */
-	libuffd_engine_get_stats(e, &last_stats);
-	libuffd_engine_destroy(e);
+	engine_finish(e);
 	munmap(r, size);
+}
+
+/* ---- (c) the engine serving another process ------------------------------
+ * A forked owner maps a fresh region, shares it (libuffd_engine_share())
+ * and touches it; this process serves it (libuffd_engine_create_remote()).
+ * The owner times itself from the share on, as the rows above count the
+ * engine's creation, and reports with its random state, so that the rows
+ * after this one place their touches as after a row run here. */
+
+static char measuring[256];    /* the row measure() runs, for errors */
+static int remote_unsupported; /* -EOPNOTSUPP: no UFFDIO_POISON (Linux 6.6) */
+
+struct owner_report {
+	int err; /* of libuffd_engine_share() */
+	struct result res;
+	uint64_t rng;
+};
+
+__attribute__((noreturn)) static void run_owner(int sock, int out, enum pattern pat)
+{
+	struct owner_report rep = { 0 };
+	char *r = map_fresh(size, 0);
+	double t0 = now_s();
+	rep.err = libuffd_engine_share(sock, r, size, NULL);
+	double setup = now_s() - t0;
+	if (rep.err == 0) {
+		touch(r, pat, &rep.res);
+		rep.res.seconds += setup;
+	}
+	rep.rng = rng;
+	_exit(write(out, &rep, sizeof(rep)) == (ssize_t)sizeof(rep) ? 0 : 1);
+}
+
+static void run_engine_remote(enum pattern pat, struct result *res)
+{
+	struct libuffd_engine_source src = engine_src();
+	struct libuffd_engine_opts o = engine_opts();
+	struct libuffd_engine *e;
+	struct owner_report rep;
+	int sv[2], report[2], status;
+	char what[512];
+
+	if (remote_unsupported) {
+		res->seconds = res->p50 = res->p99 = NAN;
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		die("socketpair", errno);
+	if (pipe2(report, O_CLOEXEC) < 0)
+		die("pipe", errno);
+	fflush(NULL); /* the owner may exit through die(): nothing printed twice */
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork", errno);
+	if (pid == 0) {
+		close(sv[0]);
+		close(report[0]);
+		run_owner(sv[1], report[1], pat);
+	}
+	close(sv[1]);
+	close(report[1]);
+	int err = libuffd_engine_create_remote(sv[0], &src, &o, &e);
+	close(sv[0]); /* an owner that failed before sharing hears it hang up */
+	ssize_t n = read(report[0], &rep, sizeof(rep)); /* one write, or none: EOF */
+	int read_err = errno;
+	close(report[0]);
+	if (waitpid(pid, &status, 0) < 0)
+		die("waitpid", errno);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		int sig = WIFSIGNALED(status);
+		snprintf(what, sizeof(what), "%s: the process that owns the region %s %d%s%s",
+			 measuring, sig ? "was killed by signal" : "exited with status",
+			 sig ? WTERMSIG(status) : WEXITSTATUS(status), sig ? ", " : "",
+			 sig ? strsignal(WTERMSIG(status)) : "");
+		die(what, 0);
+	}
+	if (n != (ssize_t)sizeof(rep)) {
+		snprintf(what, sizeof(what), "%s: reading the owner's report", measuring);
+		die(what, n < 0 ? read_err : EIO);
+	}
+	if (err == -EOPNOTSUPP) {
+		remote_unsupported = 1;
+		res->seconds = res->p50 = res->p99 = NAN;
+		return;
+	}
+	snprintf(what, sizeof(what), "%s: libuffd_engine_%s", measuring,
+		 err < 0 ? "create_remote" : "share");
+	if (err < 0 || rep.err < 0)
+		die(what, err < 0 ? -err : -rep.err);
+	*res = rep.res;
+	rng = rep.rng;
+	engine_finish(e);
 }
 
 /* ---- (z) a zstd snapshot: lazily through the engine, or eagerly ----------- */
@@ -311,6 +429,7 @@ static void run_eager_zstd(enum pattern pat, struct result *res)
 static void run_engine_zstd(enum pattern pat, struct result *res)
 {
 	struct zstd_snapshot *z;
+	struct libuffd_engine_opts o = engine_opts();
 	struct libuffd_engine *e;
 	char *r = map_fresh(size, 0);
 	double t0 = now_s();
@@ -319,15 +438,13 @@ static void run_engine_zstd(enum pattern pat, struct result *res)
 		die("zstd_snapshot_open", -err);
 	struct libuffd_engine_source src = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 					     .fill = zstd_snapshot_fill, .ctx = z };
-	struct libuffd_engine_opts o = { .mode = engine_mode, .threads = threads };
 	err = libuffd_engine_create(r, size, &src, &o, &e);
 	if (err < 0)
 		die("libuffd_engine_create", -err);
 	double setup = now_s() - t0;
 	touch(r, pat, res);
 	res->seconds += setup;
-	libuffd_engine_get_stats(e, &last_stats);
-	libuffd_engine_destroy(e);
+	engine_finish(e);
 	zstd_snapshot_close(z);
 	munmap(r, size);
 }
@@ -520,11 +637,13 @@ static int cold; /* the file leaves the page cache before every round */
 
 /* -f WORD: only the rows whose section or name contains WORD. */
 static const char *only, *section = "";
+static int reference; /* the row is a selected row's reference */
 
 static int selected(const char *name)
 {
 	/* The eager rows are every ratio's reference: always measured. */
-	return !only || strstr(name, only) || strstr(section, only) || !strncmp(name, "eager", 5);
+	return !only || reference || strstr(name, only) || strstr(section, only) ||
+	       !strncmp(name, "eager", 5);
 }
 
 /* Cold rows: only this bench's own file leaves the page cache (the
@@ -612,6 +731,8 @@ static struct row measure(const char *name, void (*fn)(enum pattern, struct resu
 	struct row row = { name, NAN, NAN, NAN, pat == RANDOM, NAN };
 	if (!selected(name))
 		goto out;
+	snprintf(measuring, sizeof(measuring), "%s (%s)", name,
+		 strncmp(section, "-- ", 3) ? section : section + 3);
 	memset(&res, 0, sizeof(res));
 	set_cache_state();
 	fn(pat, &res); /* one untimed round: caches, page allocator, code */
@@ -679,6 +800,23 @@ static void print_table_row(const struct row *r, const struct row *native,
 	print_ratio(r, eager);
 	print_ratio(r, mmap_row);
 	printf("\n");
+}
+
+/* The row of the engine serving another process: printed like the others,
+ * or, on a kernel that cannot serve one, left out with a line that says why. */
+static struct row measure_remote(const char *name, enum pattern pat, const struct row *native,
+				 const struct row *eager, const struct row *mmap_row)
+{
+	static int told;
+	struct row r = { strdup(name), NAN, NAN, NAN, pat == RANDOM };
+	if (!remote_unsupported)
+		r = measure(r.name, run_engine_remote, pat);
+	if (!remote_unsupported)
+		print_table_row(&r, native, eager, mmap_row);
+	else if (!told++)
+		printf("  (rows '%s' left out: the kernel is older than 6.6, no UFFDIO_POISON)\n",
+		       name);
+	return r;
 }
 
 /* Resident memory of this process, bytes. */
@@ -944,12 +1082,15 @@ int main(int argc, char **argv)
 	struct row native[2][4], mm[2][2][4], pop[2];
 	struct row eng[2][2][NSRC][4]; /* [touch][mode][source][pattern] */
 	struct row mmsh[2][4], eshm[2][2][4]; /* the memfd: mmap, the SHMEM source by mode */
-	char name[128], sect[128];
+	struct row erem[2][4]; /* handler threads, memory, serving another process */
+	char name[128], sect[128], rname[160];
 
 	printf("Ratios are the other row's time over this row's (> 1: this row is faster);\n"
 	       "latency rows compare p50 with the other row's p50.  'eager' is the memcpy row\n"
 	       "for the memory source, pread for the file ones; 'mmap' is the hot or cold\n"
-	       "mmap row as the source is.\n\n");
+	       "mmap row as the source is.  'another process': the handler engine serves a\n"
+	       "forked process's region (libuffd_engine_share() over a Unix socket), which\n"
+	       "times its own touches from the share on.\n\n");
 	printf("%-50s %9s %9s %8s %8s %8s\n", "", "us/page", "", "vs", "vs", "vs");
 	printf("%-50s %9s %9s %8s %8s %8s\n", "", "or p50 us", "p99 us", "native", "eager", "mmap");
 	printf("%-50s %9.3f\n%-50s %9.3f\n%-50s %9.3f\n", eager_copy.name,
@@ -980,19 +1121,30 @@ int main(int argc, char **argv)
 			cold = 0;
 			for (size_t m = 0; m < 2; m++) {
 				engine_mode = modes[m].mode;
+				int handler = engine_mode == LIBUFFD_ENGINE_HANDLER_THREADS;
 				for (int k = 0; k < NSRC; k++) {
 					engine_source = sources[k].kind;
 					cold = sources[k].cold;
 					snprintf(name, sizeof(name), "engine %s, %s", modes[m].tag,
 						 sources[k].tag);
 					struct row *r = &eng[t][m][k][pat];
+					/* Served to another process too, and then the
+					 * reference of that row whatever -f says. */
+					int remote = handler && k == S_MEMORY;
+					snprintf(rname, sizeof(rname), "%s, another process", name);
+					reference = remote && selected(rname);
 					pair_with_memory = k == S_FILE;
 					*r = measure(strdup(name), run_engine, (enum pattern)pat);
 					pair_with_memory = 0;
+					reference = 0;
 					print_table_row(r, &native[t][pat],
 							k == S_MEMORY ? &eager_copy :
 							cold ? &eager_cold : &eager_hot,
 							&mm[t][cold][pat]);
+					if (remote)
+						erem[t][pat] = measure_remote(
+							rname, (enum pattern)pat, &native[t][pat],
+							&eager_copy, &mm[t][cold][pat]);
 				}
 				cold = 0;
 			}
@@ -1116,6 +1268,24 @@ int main(int argc, char **argv)
 		printf("  in-thread cold random pread-callback page, %s, <= 2x mmap's p50: %.2fx: "
 		       "%s\n", touch_names[t], r, r <= 2 ? "met" : "NOT met");
 	}
+	/* No target: what serving another process costs, in one place
+	 * (eng[][1]: modes[1], handler threads). */
+	double worst = INFINITY, best = -INFINITY;
+	for (int t = 0; t < 2; t++)
+		for (int pat = 0; pat < 4; pat++) {
+			double f = row_time(&eng[t][1][S_MEMORY][pat]) / row_time(&erem[t][pat]);
+			if (!isnan(f)) {
+				worst = f < worst ? f : worst;
+				best = f > best ? f : best;
+			}
+		}
+	printf("  another process: handler-thread engine's time over the same engine serving "
+	       "another process");
+	if (worst <= best)
+		printf(", every row: worst %.2fx, best %.2fx\n", worst, best);
+	else
+		printf(": %s\n", remote_unsupported ? "left out (kernel older than 6.6, no "
+		       "UFFDIO_POISON)" : "not measured");
 	overhead();
 	return 0;
 }
