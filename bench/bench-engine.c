@@ -814,7 +814,7 @@ static struct row measure_remote(const char *name, enum pattern pat, const struc
 				 const struct row *eager, const struct row *mmap_row)
 {
 	static int told;
-	struct row r = { strdup(name), NAN, NAN, NAN, pat == RANDOM };
+	struct row r = { strdup(name), NAN, NAN, NAN, pat == RANDOM, NAN };
 	if (!remote_unsupported)
 		r = measure(r.name, run_engine_remote, pat);
 	if (!remote_unsupported)
@@ -1231,7 +1231,7 @@ int main(int argc, char **argv)
 		printf("  %-9s random p50 <= %.0fx (a): %.2fx (floor %.2fx): %s\n", tag, limit, ra,
 		       frnd[m].p50 * 1e6 / native_page, verdict(ra <= limit, ra));
 	}
-	/* Against mmap of the file. */
+	/* The file source against the memory source, round by round. */
 	for (int m = 0; m < 2; m++) {
 		const char *tag = modes[m].tag;
 		double worst = NAN;
