@@ -165,8 +165,8 @@ static void span_release(struct libuffd_engine *e, struct span *sp)
 
 /* Map the file's pages behind [off, off + len) of the FILE source's
  * mapping, a whole chunk at a time and each chunk once (best effort:
- * UFFDIO_COPY also reads an unmapped source, only slower).  Racing
- * threads may both populate a chunk: harmless. */
+ * UFFDIO_COPY also reads an unmapped source).  Racing threads may both
+ * populate a chunk: harmless. */
 static void populate_file(struct libuffd_engine *e, size_t off, size_t len)
 {
 	size_t c = off >> ENGINE_POPULATE_SHIFT, last = (off + len - 1) >> ENGINE_POPULATE_SHIFT;
