@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 
 #include "engine-internal.h"
 
@@ -163,30 +164,29 @@ static void span_release(struct libuffd_engine *e, struct span *sp)
 	sp->slot = -1;
 }
 
-/* Map the file's pages behind [off, off + len) of the FILE source's
- * mapping, a whole chunk at a time and each chunk once (best effort:
- * UFFDIO_COPY also reads an unmapped source).  Racing threads may both
- * populate a chunk: harmless. */
-static void populate_file(struct libuffd_engine *e, size_t off, size_t len)
+/* The FILE source: the file's bytes at region offset off into buf, read
+ * with pread(2), and zeros past its end, or past where it ends now if it
+ * shrank.  Nothing of the file is mapped: mapping its pages to copy from
+ * them cost more than this second copy where timed on a real CPU (man
+ * libuffd-engine, PERFORMANCE). */
+static int read_file(struct libuffd_engine *e, size_t off, char *buf, size_t len)
 {
-	size_t c = off >> ENGINE_POPULATE_SHIFT, last = (off + len - 1) >> ENGINE_POPULATE_SHIFT;
+	size_t done = 0;
 
-	while (c <= last) {
-		if (LOAD(&e->populated[c / BITS_PER_WORD]) >> (c % BITS_PER_WORD) & 1) {
-			c++;
+	while (done < len && off + done < e->body_len) {
+		int n = uffd_sys_pread(e->src.fd, buf + done,
+				       min_sz(len - done, e->body_len - off - done),
+				       (off_t)(e->src.offset + off + done));
+		if (n == -EINTR)
 			continue;
-		}
-		size_t end = c + 1;
-		while (end <= last && !(LOAD(&e->populated[end / BITS_PER_WORD]) >> (end % BITS_PER_WORD) & 1))
-			end++;
-		size_t from = c << ENGINE_POPULATE_SHIFT;
-		size_t to = min_sz(end << ENGINE_POPULATE_SHIFT, e->body_len);
-		if (uffd_sys_madvise((void *)(e->body + from), to - from, MADV_POPULATE_READ) == 0)
-			for (size_t i = c; i < end; i++)
-				__atomic_fetch_or(&e->populated[i / BITS_PER_WORD],
-						  1ul << (i % BITS_PER_WORD), __ATOMIC_RELAXED);
-		c = end;
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break; /* the file shrank: zeros, as past its end */
+		done += (size_t)n;
 	}
+	memset(buf + done, 0, len - done);
+	return 0;
 }
 
 /* The source bytes at region offset off, up to len (page multiples). */
@@ -200,22 +200,26 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 	case LIBUFFD_ENGINE_SOURCE_SHMEM: /* mapped in place by fill() */
 		return 0;
 	case LIBUFFD_ENGINE_SOURCE_MEMORY:
-	case LIBUFFD_ENGINE_SOURCE_FILE:
 		if (off < e->body_len) {
 			sp->from = e->body + off;
 			sp->len = min_sz(len, e->body_len - off);
-			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && e->populate_read)
-				populate_file(e, off, sp->len);
 		} else if (e->tail && off == e->body_len) {
 			sp->from = e->tail;
 			sp->len = e->page;
 		}
 		return 0;
+	case LIBUFFD_ENGINE_SOURCE_FILE:
 	case LIBUFFD_ENGINE_SOURCE_CALLBACK: {
+		int file = e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE;
+		if (file && off >= e->body_len)
+			return 0; /* past the end of the file: zeros */
 		sp->slot = scratch_take(e);
 		char *buf = e->scratch + (size_t)sp->slot * e->scratch_len;
 		sp->len = min_sz(len, e->scratch_len);
-		int r = e->src.fill(e->src.ctx, off, buf, sp->len);
+		if (file) /* whole pages, the last one zero padded */
+			sp->len = min_sz(sp->len, (e->body_len - off + e->page - 1) & ~(e->page - 1));
+		int r = file ? read_file(e, off, buf, sp->len) :
+			       e->src.fill(e->src.ctx, off, buf, sp->len);
 		if (r < 0) {
 			span_release(e, sp);
 			return r;

@@ -20,18 +20,6 @@
 
 #include <limits.h>
 
-/* The FILE source maps its file's pages into its own mapping in chunks
- * of this many bytes (log2), once each, before UFFDIO_COPY reads them
- * (which would otherwise fault them in itself, 64 KiB at a time by
- * fault-around).  The size trades rows of bench-engine against each
- * other: where mapping a page is dear (a hypervisor with shadow paging),
- * big chunks make later random faults cheap (there, random pages took
- * 1.45x the memory source's time with 256 KiB chunks, 1.95x with none);
- * where it is not, they map pages a sparse read never reads (counted in
- * instructions on Linux 6.12: 10 % sparse reads 1.55-2.23x with 256 KiB
- * chunks, 1.12-1.32x with none). */
-#define ENGINE_POPULATE_SHIFT 18
-
 /* Fault-around for slow sources (engine-fault.c): a read of the source
  * this slow (ns) waited for I/O; the window then, log2 pages (128 KiB
  * with 4 KiB pages: the kernel's read-around of a cold file). */
@@ -55,7 +43,6 @@ struct libuffd_engine {
 	int kernel_faults;  /* the descriptor takes faults in kernel mode too */
 	int remote;         /* the region is another process's (engine-remote.c) */
 	int gone;           /* atomic: that process's address space is gone */
-	int populate_read;  /* MADV_POPULATE_READ works (Linux 5.14) */
 	uintptr_t base; /* atomic: moves with a whole-region mremap */
 	size_t len, npages;
 	size_t page;
@@ -64,16 +51,13 @@ struct libuffd_engine {
 
 	/* The source, reduced to spans of bytes (see source_span()). */
 	struct libuffd_engine_source src;
-	const char *body;   /* MEMORY buf or FILE mapping */
-	size_t body_len;    /* whole pages of body */
+	const char *body;   /* MEMORY: buf */
+	size_t body_len;    /* MEMORY: whole pages of buf; FILE: the file's bytes in the region */
 	char *tail;         /* MEMORY: the partial last page, zero padded */
-	void *file_map;
-	size_t file_map_len;
-	unsigned long *populated; /* FILE: chunks of file_map already mapped */
 	char *zeros;        /* read-only zeros, the copy source of zero runs */
 	size_t zeros_len;
 
-	/* CALLBACK scratch buffers, taken with a lock-free bit mask. */
+	/* FILE and CALLBACK scratch buffers, taken with a lock-free bit mask. */
 	char *scratch;
 	size_t scratch_len;
 	unsigned int nscratch;

@@ -36,6 +36,18 @@ static int order_of(size_t bytes, unsigned int shift, unsigned int *order)
 	return 0;
 }
 
+/* The buffers that FILE and CALLBACK sources read into, and copy from. */
+static int setup_scratch(struct libuffd_engine *e, unsigned int nscratch)
+{
+	e->scratch_len = min_sz(SCRATCH_MAX, e->page << e->max_order);
+	e->nscratch = nscratch;
+	if (uffd_sys_mmap(e->scratch_len * e->nscratch, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, (void **)&e->scratch) < 0)
+		return -ENOMEM;
+	e->overhead += e->scratch_len * e->nscratch;
+	return 0;
+}
+
 static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_source *src,
 			unsigned int nscratch)
 {
@@ -64,24 +76,15 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 		int r = uffd_sys_fstat(src->fd, &st);
 		if (r < 0)
 			return r;
-		if ((uint64_t)st.st_size <= src->offset)
-			return 0; /* all zero */
-		size_t flen = (size_t)((uint64_t)st.st_size - src->offset);
-		/* The page past EOF reads as zero through the mapping. */
-		e->file_map_len = (min_sz(flen, e->len) + e->page - 1) & ~(e->page - 1);
-		r = uffd_sys_mmap(e->file_map_len, PROT_READ, MAP_SHARED, src->fd, (off_t)src->offset,
-				  &e->file_map);
+		if (!S_ISREG(st.st_mode)) /* no size to read up to */
+			return -EINVAL;
+		char none;
+		r = uffd_sys_pread(src->fd, &none, 0, (off_t)src->offset); /* -EBADF: not readable */
 		if (r < 0)
 			return r;
-		e->body = e->file_map;
-		e->body_len = e->file_map_len;
-		size_t chunks = (e->file_map_len >> ENGINE_POPULATE_SHIFT) + 1;
-		size_t words = (chunks + BITS_PER_WORD - 1) / BITS_PER_WORD;
-		e->populated = calloc(words, sizeof(unsigned long));
-		if (!e->populated)
-			return -ENOMEM;
-		e->overhead += words * sizeof(unsigned long);
-		return 0;
+		if ((uint64_t)st.st_size > src->offset)
+			e->body_len = min_sz((size_t)((uint64_t)st.st_size - src->offset), e->len);
+		return e->body_len ? setup_scratch(e, nscratch) : 0; /* empty: all zero */
 	}
 	case LIBUFFD_ENGINE_SOURCE_SHMEM: {
 		/* The region maps the file itself: the engine only checks that
@@ -107,13 +110,7 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 	case LIBUFFD_ENGINE_SOURCE_CALLBACK:
 		if (!src->fill)
 			return -EINVAL;
-		e->scratch_len = min_sz(SCRATCH_MAX, e->page << e->max_order);
-		e->nscratch = nscratch;
-		if (uffd_sys_mmap(e->scratch_len * e->nscratch, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0, (void **)&e->scratch) < 0)
-			return -ENOMEM;
-		e->overhead += e->scratch_len * e->nscratch;
-		return 0;
+		return setup_scratch(e, nscratch);
 	}
 	return -EINVAL;
 }
@@ -126,15 +123,12 @@ static void free_engine(struct libuffd_engine *e)
 		uffd_sys_close(e->stop_efd);
 	if (e->kick_efd >= 0)
 		uffd_sys_close(e->kick_efd);
-	if (e->file_map)
-		uffd_sys_munmap(e->file_map, e->file_map_len);
 	if (e->scratch)
 		uffd_sys_munmap(e->scratch, e->scratch_len * e->nscratch);
 	if (e->zeros)
 		uffd_sys_munmap(e->zeros, e->zeros_len);
 	free(e->tail);
 	free(e->zeroed);
-	free(e->populated);
 	free(e->threads);
 	pthread_mutex_destroy(&e->ev_lock);
 	free(e);
@@ -182,8 +176,8 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	if (uffd_sys_mmap(e->zeros_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0,
 			  (void **)&e->zeros) < 0)
 		return -ENOMEM;
-	/* Zero-page PTEs; asked once, for the file source too. */
-	e->populate_read = uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ) == 0;
+	/* Zero-page PTEs (Linux 5.14; without, the first copies fault them). */
+	uffd_sys_madvise(e->zeros, e->zeros_len, MADV_POPULATE_READ);
 	e->overhead += sizeof(*e) + e->zeros_len / 512;
 
 	if (!e->remote) {

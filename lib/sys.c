@@ -78,6 +78,11 @@ int uffd_sys_read(int fd, void *buf, size_t len)
 	return (int)SYS_RESULT(read(fd, buf, len));
 }
 
+int uffd_sys_pread(int fd, void *buf, size_t len, off_t offset)
+{
+	return (int)SYS_RESULT(pread(fd, buf, len, offset));
+}
+
 int uffd_sys_write(int fd, const void *buf, size_t len)
 {
 	return (int)SYS_RESULT(write(fd, buf, len));

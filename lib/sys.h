@@ -39,6 +39,7 @@ extern struct uffd_sys_hidden uffd_sys_hidden;
 
 /* Files and descriptors */
 int uffd_sys_read(int fd, void *buf, size_t len);
+int uffd_sys_pread(int fd, void *buf, size_t len, off_t offset);
 int uffd_sys_write(int fd, const void *buf, size_t len);
 int uffd_sys_close(int fd);
 int uffd_sys_eventfd(unsigned int flags);

@@ -150,12 +150,12 @@ BOTH_MODES(file_source_through_page_cache_tail_is_zero)
 	close(fd);
 }
 
-/* The file source maps its file in chunks (ENGINE_POPULATE_SHIFT): faults
- * in scattered order over several chunks, from an offset into the file,
- * to a tail that ends inside a page, read every byte right. */
-BOTH_MODES(file_source_across_populate_chunks)
+/* The file source reads its file into scratch buffers of up to 256 KiB:
+ * faults in scattered order over 4 MiB, from an offset into the file, to
+ * a tail that ends inside a page, read every byte right. */
+BOTH_MODES(file_source_scattered_from_an_offset)
 {
-	size_t pg = page_size(), n = (4u << 20) / pg; /* 16 chunks of 256 KiB */
+	size_t pg = page_size(), n = (4u << 20) / pg;
 	size_t skip = 3, flen = (n - 5) * pg + 17;   /* from page 3; ends in page n-5 */
 	char *src = make_source(n + skip, 12);
 	char path[] = "/tmp/uffd-engine-XXXXXX";
@@ -174,6 +174,53 @@ BOTH_MODES(file_source_across_populate_chunks)
 	for (size_t i = flen; i < n * pg; i++)
 		ASSERT_EQ(r[i], 0);
 	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
+/* A file that shrinks while it is served reads as zero past its new end,
+ * as past the end it had. */
+BOTH_MODES(file_source_reads_zeros_where_the_file_shrank)
+{
+	size_t n = 16, pg = page_size();
+	char *src = make_source(n, 6);
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	unlink(path);
+	ASSERT_EQ(write(fd, src, n * pg), (ssize_t)(n * pg));
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	ASSERT_EQ(r[0], src[0]); /* served before the file shrank */
+	ASSERT_SYS(ftruncate(fd, 2 * pg + 10));
+	for (size_t i = n - 1; i > 0; i--) /* backwards: no stream runs ahead */
+		(void)*(volatile char *)(r + i * pg);
+	ASSERT_EQ(memcmp(r, src, 2 * pg + 10), 0);
+	for (size_t i = 2 * pg + 10; i < n * pg; i++)
+		ASSERT_EQ(r[i], 0);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
+/* What the engine cannot read a file from is refused at creation, not at
+ * the first fault: a pipe (no size), a descriptor opened for writing only. */
+TEST(file_source_refuses_what_it_cannot_read)
+{
+	size_t pg = page_size();
+	char *r = map_pages(4);
+	struct libuffd_engine *e;
+	int p[2];
+	ASSERT_SYS(pipe(p));
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = p[0] };
+	ASSERT_ERR(libuffd_engine_create(r, 4 * pg, &s, NULL, &e), -EINVAL);
+	close(p[0]);
+	close(p[1]);
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	ASSERT_EQ(write(fd, "x", 1), 1);
+	s.fd = ASSERT_SYS(open(path, O_WRONLY | O_CLOEXEC));
+	unlink(path);
+	ASSERT_ERR(libuffd_engine_create(r, 4 * pg, &s, NULL, &e), -EBADF);
+	close(s.fd);
 	close(fd);
 }
 
