@@ -128,15 +128,22 @@ BOTH_MODES(zero_source_reads_and_writes)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* An unlinked file in /tmp holding the first len bytes of data. */
+static int file_holding(const void *data, size_t len)
+{
+	char path[] = "/tmp/uffd-engine-XXXXXX";
+	int fd = ASSERT_SYS(mkstemp(path));
+	unlink(path);
+	ASSERT_EQ(write(fd, data, len), (ssize_t)len);
+	return fd;
+}
+
 BOTH_MODES(file_source_through_page_cache_tail_is_zero)
 {
 	size_t n = 64, pg = page_size();
 	void *src = make_source(n, 4);
-	char path[] = "/tmp/uffd-engine-XXXXXX";
-	int fd = ASSERT_SYS(mkstemp(path));
-	unlink(path);
 	size_t flen = 10 * pg + 100; /* ends inside page 10 */
-	ASSERT_EQ(write(fd, src, flen), (ssize_t)flen);
+	int fd = file_holding(src, flen);
 	char *r = map_pages(n);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd };
 	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
@@ -158,10 +165,7 @@ BOTH_MODES(file_source_scattered_from_an_offset)
 	size_t pg = page_size(), n = (4u << 20) / pg;
 	size_t skip = 3, flen = (n - 5) * pg + 17;   /* from page 3; ends in page n-5 */
 	char *src = make_source(n + skip, 12);
-	char path[] = "/tmp/uffd-engine-XXXXXX";
-	int fd = ASSERT_SYS(mkstemp(path));
-	unlink(path);
-	ASSERT_EQ(write(fd, src, skip * pg + flen), (ssize_t)(skip * pg + flen));
+	int fd = file_holding(src, skip * pg + flen);
 	char *r = map_pages(n);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd,
 					   .offset = skip * pg };
@@ -183,10 +187,7 @@ BOTH_MODES(file_source_reads_zeros_where_the_file_shrank)
 {
 	size_t n = 16, pg = page_size();
 	char *src = make_source(n, 6);
-	char path[] = "/tmp/uffd-engine-XXXXXX";
-	int fd = ASSERT_SYS(mkstemp(path));
-	unlink(path);
-	ASSERT_EQ(write(fd, src, n * pg), (ssize_t)(n * pg));
+	int fd = file_holding(src, n * pg);
 	char *r = map_pages(n);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd };
 	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
@@ -692,10 +693,7 @@ BOTH_MODES(read_into_unpopulated_region_efault_and_helpers)
 {
 	size_t n = 32, pg = page_size();
 	void *data = make_source(n, 13);
-	char path[] = "/tmp/uffd-engine-XXXXXX";
-	int fd = ASSERT_SYS(mkstemp(path));
-	unlink(path);
-	ASSERT_EQ(write(fd, data, n * pg), (ssize_t)(n * pg));
+	int fd = file_holding(data, n * pg);
 	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
 
 	/* On its own: the kernel-mode copy_to_user fails at once. */
