@@ -862,6 +862,8 @@ static void print_table_row(const struct row *r, const struct row *native,
 	print_ratio(r, native);
 	print_ratio(r, eager);
 	print_ratio(r, mmap_row);
+	if (!isnan(r->vs_memory)) /* a file row, each round paired with a memory round */
+		printf("  %.2fx memory's", r->vs_memory);
 	printf("\n");
 }
 
@@ -1153,7 +1155,8 @@ int main(int argc, char **argv)
 	       "for the memory source, pread for the file ones; 'mmap' is the hot or cold\n"
 	       "mmap row as the source is.  'another process': the handler engine serves a\n"
 	       "forked process's region (libuffd_engine_share() over a Unix socket), which\n"
-	       "times its own touches from the share on.\n\n");
+	       "times its own touches from the share on.  'memory's': a hot file row's time\n"
+	       "over the memory source's, each round right after a memory round.\n\n");
 	printf("%-50s %9s %9s %8s %8s %8s\n", "", "us/page", "", "vs", "vs", "vs");
 	printf("%-50s %9s %9s %8s %8s %8s\n", "", "or p50 us", "p99 us", "native", "eager", "mmap");
 	printf("%-50s %9.3f\n%-50s %9.3f\n%-50s %9.3f\n", eager_copy.name,
