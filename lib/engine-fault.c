@@ -166,9 +166,11 @@ static void span_release(struct libuffd_engine *e, struct span *sp)
 
 /* The FILE source: the file's bytes at region offset off into buf, read
  * with pread(2), and zeros past its end, or past where it ends now if it
- * shrank.  Nothing of the file is mapped: mapping its pages to copy from
- * them cost more than this second copy where timed on a real CPU (man
- * libuffd-engine, PERFORMANCE). */
+ * shrank.  Nothing of the file is mapped: copying from a mapping saves
+ * this second copy on a hot file, but on a cold one the I/O moves into
+ * the copy, whose time grows with the window, and slow reads no longer
+ * widen windows as they should (note_source_cost(); man libuffd-engine,
+ * PERFORMANCE). */
 static int read_file(struct libuffd_engine *e, size_t off, char *buf, size_t len)
 {
 	size_t done = 0;
