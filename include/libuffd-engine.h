@@ -45,8 +45,8 @@ struct libuffd_engine_source {
 	enum libuffd_engine_source_kind kind;
 	const void *buf;             /* MEMORY */
 	size_t size;                 /* MEMORY */
-	int fd;                      /* FILE: read with pread(2) while the
-				      * engine lives: keep it open;
+	int fd;                      /* FILE: read while the engine lives
+				      * (pread(2), mapping): keep it open;
 				      * SHMEM: the file the region maps */
 	uint64_t offset;             /* FILE, SHMEM: page aligned */
 	libuffd_engine_fill_fn fill; /* CALLBACK */

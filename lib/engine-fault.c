@@ -137,6 +137,7 @@ struct span {
 	const void *from; /* NULL: zeros */
 	size_t len;
 	int slot;         /* scratch slot to give back, or -1 */
+	int mapped;       /* from: in the file's mapping */
 };
 
 static int scratch_take(struct libuffd_engine *e)
@@ -166,11 +167,8 @@ static void span_release(struct libuffd_engine *e, struct span *sp)
 
 /* The FILE source: the file's bytes at region offset off into buf, read
  * with pread(2), and zeros past its end, or past where it ends now if it
- * shrank.  Nothing of the file is mapped: copying from a mapping saves
- * this second copy on a hot file, but on a cold one the I/O moves into
- * the copy, whose time grows with the window, and slow reads no longer
- * widen windows as they should (note_source_cost(); man libuffd-engine,
- * PERFORMANCE). */
+ * shrank: all of the file but windows found in the page cache (see
+ * source_span()). */
 static int read_file(struct libuffd_engine *e, size_t off, char *buf, size_t len)
 {
 	size_t done = 0;
@@ -191,12 +189,31 @@ static int read_file(struct libuffd_engine *e, size_t off, char *buf, size_t len
 	return 0;
 }
 
-/* The source bytes at region offset off, up to len (page multiples). */
-static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct span *sp)
+/* Whether the file's pages at region offset off, len bytes, are all in
+ * the page cache: copying them through the mapping waits for no I/O. */
+static int all_cached(const struct libuffd_engine *e, size_t off, size_t len)
+{
+	unsigned char vec[512]; /* the largest window: 2 MiB of 4 KiB pages */
+	size_t n = len >> e->shift;
+
+	if (n > sizeof(vec) ||
+	    uffd_sys_mincore((void *)(e->file_map + off), len, vec) < 0)
+		return 0;
+	for (size_t k = 0; k < n; k++)
+		if (!(vec[k] & 1))
+			return 0;
+	return 1;
+}
+
+/* The source bytes at region offset off, up to len (page multiples).
+ * may_map: a FILE's bytes may come from its mapping. */
+static int source_span(struct libuffd_engine *e, size_t off, size_t len, int may_map,
+		       struct span *sp)
 {
 	sp->from = NULL;
 	sp->len = len;
 	sp->slot = -1;
+	sp->mapped = 0;
 	switch (e->src.kind) {
 	case LIBUFFD_ENGINE_SOURCE_ZERO:
 	case LIBUFFD_ENGINE_SOURCE_SHMEM: /* mapped in place by fill() */
@@ -215,11 +232,26 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, struct 
 		int file = e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE;
 		if (file && off >= e->body_len)
 			return 0; /* past the end of the file: zeros */
+		/* Whole pages of the file, the last one zero padded (by the
+		 * kernel in the mapping, by read_file() in a buffer). */
+		if (file)
+			sp->len = min_sz(len, (e->body_len - off + e->page - 1) & ~(e->page - 1));
+		/* A window already in the page cache: the copy reads it through
+		 * the mapping, whose faults the kernel resolves 16 pages at a
+		 * time (fault-around), which costs less than a pread(2) into a
+		 * buffer and a second copy.  Not a single page: there the
+		 * mincore(2) costs what the second copy would.  Not pages to be
+		 * read from disk: pread(2) times the read (note_source_cost()),
+		 * a copy would wait for it unseen. */
+		if (file && may_map && e->file_map && sp->len > e->page &&
+		    all_cached(e, off, sp->len)) {
+			sp->from = e->file_map + off;
+			sp->mapped = 1;
+			return 0;
+		}
 		sp->slot = scratch_take(e);
 		char *buf = e->scratch + (size_t)sp->slot * e->scratch_len;
-		sp->len = min_sz(len, e->scratch_len);
-		if (file) /* whole pages, the last one zero padded */
-			sp->len = min_sz(sp->len, (e->body_len - off + e->page - 1) & ~(e->page - 1));
+		sp->len = min_sz(sp->len, e->scratch_len);
 		int r = file ? read_file(e, off, buf, sp->len) :
 			       e->src.fill(e->src.ctx, off, buf, sp->len);
 		if (r < 0) {
@@ -298,6 +330,7 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 	 * dropped from the region maps the file's again, as with mmap). */
 	int shmem = e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM;
 
+	int may_map = 1; /* cleared when the file shrank under its mapping */
 	while (i < end) {
 		int z = !shmem && is_zeroed(e, i);
 		size_t j = i + 1;
@@ -307,13 +340,15 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			j = end;
 		size_t off = i << e->shift, done = 0;
 		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
-		/* A memory source costs nothing to read: only time the slow ones. */
+		/* A memory source costs nothing to read: only time the slow ones
+		 * (pages in the page cache, copied through the file's mapping,
+		 * are a fast read). */
 		int timed = !z && i == p && (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE ||
 					     e->src.kind == LIBUFFD_ENGINE_SOURCE_CALLBACK);
 		uint64_t t0 = timed ? uffd_sys_monotonic_ns() : 0;
-		int r = z ? 0 : source_span(e, off, sp.len, &sp);
+		int r = z ? 0 : source_span(e, off, sp.len, may_map, &sp);
 		if (timed)
-			note_source_cost(e, uffd_sys_monotonic_ns() - t0);
+			note_source_cost(e, sp.mapped ? 0 : uffd_sys_monotonic_ns() - t0);
 		if (r < 0) {
 			/* The source failed somewhere in the window: the
 			 * faulting page alone, which alone must succeed. */
@@ -329,6 +364,12 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			ENGINE_COUNT(e, pages, done >> e->shift);
 			i += done >> e->shift;
 			*covered = i - p;
+		}
+		/* The copy met the end of a file that shrank after mincore(2)
+		 * looked: the rest with pread(2), zeros past the new end. */
+		if (r == -EFAULT && sp.mapped) {
+			may_map = 0;
+			continue;
 		}
 		if (r == 0)
 			continue;

@@ -54,6 +54,7 @@ struct libuffd_engine {
 	const char *body;   /* MEMORY: buf */
 	size_t body_len;    /* MEMORY: whole pages of buf; FILE: the file's bytes in the region */
 	char *tail;         /* MEMORY: the partial last page, zero padded */
+	const char *file_map; /* FILE: the file mapped read-only; NULL: not mappable */
 	char *zeros;        /* read-only zeros, the copy source of zero runs */
 	size_t zeros_len;
 

@@ -84,7 +84,19 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 			return r;
 		if ((uint64_t)st.st_size > src->offset)
 			e->body_len = min_sz((size_t)((uint64_t)st.st_size - src->offset), e->len);
-		return e->body_len ? setup_scratch(e, nscratch) : 0; /* empty: all zero */
+		if (!e->body_len)
+			return 0; /* empty: all zero */
+		/* Windows in the page cache are copied through a mapping of the
+		 * file, where mincore(2) says which pages are: it tells the
+		 * file's owner and a capable process (CAP_FOWNER: root), and
+		 * answers "all cached" to others, whose reads would then wait
+		 * for I/O inside the copy.  Those, and a file that cannot be
+		 * mapped, are read with pread(2) alone. */
+		uid_t me = uffd_sys_geteuid();
+		if (st.st_uid == me || me == 0) /* file_map: NULL on failure */
+			(void)uffd_sys_mmap(e->body_len, PROT_READ, MAP_SHARED, src->fd,
+					    (off_t)src->offset, (void **)&e->file_map);
+		return setup_scratch(e, nscratch);
 	}
 	case LIBUFFD_ENGINE_SOURCE_SHMEM: {
 		/* The region maps the file itself: the engine only checks that
@@ -127,6 +139,8 @@ static void free_engine(struct libuffd_engine *e)
 		uffd_sys_munmap(e->scratch, e->scratch_len * e->nscratch);
 	if (e->zeros)
 		uffd_sys_munmap(e->zeros, e->zeros_len);
+	if (e->file_map)
+		uffd_sys_munmap((void *)e->file_map, e->body_len);
 	free(e->tail);
 	free(e->zeroed);
 	free(e->threads);

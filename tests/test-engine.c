@@ -202,6 +202,36 @@ BOTH_MODES(file_source_reads_zeros_where_the_file_shrank)
 	close(fd);
 }
 
+/* A file the kernel will not map (a sysfs attribute: ENODEV) is read with
+ * pread(2): its bytes, then zeros where the read ends before its size. */
+BOTH_MODES(file_source_reads_a_file_it_cannot_map)
+{
+	static const char *const paths[] = { "/sys/kernel/mm/transparent_hugepage/hpage_pmd_size",
+					     "/sys/kernel/profiling" };
+	size_t pg = page_size();
+	int fd = -1;
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]) && fd < 0; i++)
+		fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		SKIP("no sysfs attribute to read here (%s)", strerror(errno));
+	void *m = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
+	if (m != MAP_FAILED) {
+		munmap(m, pg);
+		SKIP("this kernel maps the sysfs attribute");
+	}
+	char want[64];
+	ssize_t len = ASSERT_SYS(pread(fd, want, sizeof(want), 0));
+	ASSERT_TRUE(len > 0);
+	char *r = map_pages(2);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd };
+	struct libuffd_engine *e = serve(r, 2 * pg, &s, mode, 1);
+	ASSERT_EQ(memcmp(r, want, (size_t)len), 0);
+	for (size_t i = (size_t)len; i < 2 * pg; i++)
+		ASSERT_EQ(r[i], 0);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
 /* What the engine cannot read a file from is refused at creation, not at
  * the first fault: a pipe (no size), a descriptor opened for writing only. */
 TEST(file_source_refuses_what_it_cannot_read)
