@@ -670,7 +670,9 @@ static void run_in_thread_floor(enum pattern pat, struct result *res)
 	sigemptyset(&sa.sa_mask);
 
 	floor_region = map_fresh(size, 0);
-	floor_scratch = map_fresh(pg, MAP_POPULATE);
+	floor_scratch = aligned_alloc(pg, pg);
+	if (!floor_scratch)
+		die("aligned_alloc", ENOMEM);
 	double t0 = now_s();
 	floor_uffd = plain_uffd(LIBUFFD_FEATURE_SIGBUS, floor_region, size);
 	floor_map_file();
@@ -681,7 +683,7 @@ static void run_in_thread_floor(enum pattern pat, struct result *res)
 	sigaction(SIGBUS, &old, NULL);
 	close(floor_uffd);
 	floor_unmap_file();
-	munmap(floor_scratch, pg);
+	free(floor_scratch);
 	munmap(floor_region, size);
 }
 
@@ -1256,7 +1258,7 @@ int main(int argc, char **argv)
 	};
 	static const char *const from_names[] = { [FROM_PREAD] = "pread", [FROM_MAPPING] =
 								  "mapped" };
-	struct row frnd[2], fpages[2], ffile[2][3]; /* ffile[mode][floor_from], random */
+	struct row frnd[2], fpages[2];
 	/* By mode, the cheaper way from the file: its paired ratio to the memory
 	 * floor, and its p50. */
 	double file_floor[2], file_floor_p50[2];
@@ -1273,13 +1275,13 @@ int main(int argc, char **argv)
 			snprintf(name, sizeof(name), "(e) floor %s, random, file %s", floors[m].what,
 				 from_names[f]);
 			pair_with_memory = 1; /* as the file source's rows are */
-			ffile[m][f] = measure(name, floors[m].fn, RANDOM);
+			struct row fr = measure(name, floors[m].fn, RANDOM);
 			pair_with_memory = 0;
-			print_row(&ffile[m][f], a.seconds, b.seconds, native_page);
-			double v = ffile[m][f].vs_memory; /* NaN: left out by -f */
+			print_row(&fr, a.seconds, b.seconds, native_page);
+			double v = fr.vs_memory; /* NaN: left out by -f */
 			if (!isnan(v) && !(v >= file_floor[m])) {
 				file_floor[m] = v;
-				file_floor_p50[m] = ffile[m][f].p50;
+				file_floor_p50[m] = fr.p50;
 			}
 		}
 		floor_from = FROM_MEMORY;
