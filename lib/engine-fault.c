@@ -99,10 +99,14 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
 static void note_source_cost(struct libuffd_engine *e, uint64_t ns)
 {
 	if (ns >= ENGINE_SLOW_SOURCE_NS) {
+		if (LOAD(&e->fast_reads))
+			STORE(&e->fast_reads, 0);
 		if (__atomic_add_fetch(&e->slow_reads, 1, __ATOMIC_RELAXED) >= 2)
 			STORE(&e->around_order, ENGINE_AROUND_ORDER);
 		return;
 	}
+	if (LOAD(&e->fast_reads) < ENGINE_HOT_READS)
+		__atomic_fetch_add(&e->fast_reads, 1, __ATOMIC_RELAXED);
 	if (LOAD(&e->slow_reads))
 		STORE(&e->slow_reads, 0);
 	unsigned int o = LOAD(&e->around_order);
@@ -205,6 +209,53 @@ static int all_cached(const struct libuffd_engine *e, size_t off, size_t len)
 	return 1;
 }
 
+/* A single page of a hot file: through the mapping, or with pread(2) and
+ * a second copy, whichever has cost less lately.  Which does depends on
+ * the page cache more than on the file: copying a page through the
+ * mapping maps the 16 around it (fault-around), next to nothing for a
+ * file cached in large folios, more than the second copy for scattered
+ * pages of one cached in single pages.  One page in ENGINE_SINGLE_PROBE
+ * goes the other way, so that a change of either cost is seen. */
+static int single_via_mapping(struct libuffd_engine *e)
+{
+	int mapped = LOAD(&e->single_ns[1]) <= LOAD(&e->single_ns[0]);
+
+	if (__atomic_fetch_add(&e->singles, 1, __ATOMIC_RELAXED) % ENGINE_SINGLE_PROBE == 0)
+		mapped = !mapped;
+	return mapped;
+}
+
+static void note_single_cost(struct libuffd_engine *e, int mapped, uint64_t ns)
+{
+	unsigned int avg = LOAD(&e->single_ns[mapped]);
+	unsigned int x = (unsigned int)ns; /* below ENGINE_SLOW_SOURCE_NS */
+
+	STORE(&e->single_ns[mapped], avg ? avg - avg / 8 + x / 8 : x);
+}
+
+/* Whether a FILE's bytes at region offset off, len bytes (whole pages
+ * of the file), are copied through its mapping: in the page cache, that
+ * saves a pread(2) into a buffer and a second copy (the kernel resolves
+ * the mapping's faults 16 pages at a time: fault-around).  Not pages to
+ * be read from disk, whose wait must be timed (note_source_cost()): a
+ * window goes through the mapping if mincore(2) finds all of it cached,
+ * and is read with pread(2), timed, if not.  For a single page, mincore
+ * would cost what the mapping saves; once the file's reads have been fast
+ * for a while (a hot file), a copy short enough to be timed goes through
+ * the mapping unasked (a single page: see single_via_mapping()), and its
+ * time is the read's: a page not in the page cache is read inside the
+ * copy, the wait shows, and the next ones ask again. */
+static int via_mapping(struct libuffd_engine *e, size_t off, size_t len)
+{
+	if (LOAD(&e->fast_reads) >= ENGINE_HOT_READS) {
+		if (len == e->page)
+			return single_via_mapping(e);
+		if (len <= ENGINE_TIMED_COPY_MAX)
+			return 1;
+	}
+	return len > e->page && all_cached(e, off, len);
+}
+
 /* The source bytes at region offset off, up to len (page multiples).
  * may_map: a FILE's bytes may come from its mapping. */
 static int source_span(struct libuffd_engine *e, size_t off, size_t len, int may_map,
@@ -236,15 +287,7 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, int may
 		 * kernel in the mapping, by read_file() in a buffer). */
 		if (file)
 			sp->len = min_sz(len, (e->body_len - off + e->page - 1) & ~(e->page - 1));
-		/* A window already in the page cache: the copy reads it through
-		 * the mapping, whose faults the kernel resolves 16 pages at a
-		 * time (fault-around), which costs less than a pread(2) into a
-		 * buffer and a second copy.  Not a single page: there the
-		 * mincore(2) costs what the second copy would.  Not pages to be
-		 * read from disk: pread(2) times the read (note_source_cost()),
-		 * a copy would wait for it unseen. */
-		if (file && may_map && e->file_map && sp->len > e->page &&
-		    all_cached(e, off, sp->len)) {
+		if (file && may_map && e->file_map && via_mapping(e, off, sp->len)) {
 			sp->from = e->file_map + off;
 			sp->mapped = 1;
 			return 0;
@@ -347,7 +390,9 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 					     e->src.kind == LIBUFFD_ENGINE_SOURCE_CALLBACK);
 		uint64_t t0 = timed ? uffd_sys_monotonic_ns() : 0;
 		int r = z ? 0 : source_span(e, off, sp.len, may_map, &sp);
-		if (timed)
+		/* A short copy from the mapping: its time is the read's (below). */
+		int copy_timed = timed && sp.mapped && sp.len <= ENGINE_TIMED_COPY_MAX;
+		if (timed && !copy_timed)
 			note_source_cost(e, sp.mapped ? 0 : uffd_sys_monotonic_ns() - t0);
 		if (r < 0) {
 			/* The source failed somewhere in the window: the
@@ -359,6 +404,15 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			return i == p ? source_error(r) : 0;
 		}
 		r = fill(e, base + off, &sp, write, &done);
+		if (timed) {
+			uint64_t ns = uffd_sys_monotonic_ns() - t0;
+			if (copy_timed)
+				note_source_cost(e, ns);
+			/* What resolving a single page from the page cache cost. */
+			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && sp.from && sp.len == e->page &&
+			    ns < ENGINE_SLOW_SOURCE_NS)
+				note_single_cost(e, sp.mapped, ns);
+		}
 		span_release(e, &sp);
 		if (done) {
 			ENGINE_COUNT(e, pages, done >> e->shift);

@@ -25,6 +25,15 @@
  * with 4 KiB pages: the kernel's read-around of a cold file). */
 #define ENGINE_SLOW_SOURCE_NS 40000u
 #define ENGINE_AROUND_ORDER 5u
+/* A FILE whose last ENGINE_HOT_READS reads were fast has its copies of
+ * up to ENGINE_TIMED_COPY_MAX bytes made through its mapping without
+ * asking mincore(2) first, timed instead: short enough that a wait for
+ * the disk stands out (engine-fault.c, via_mapping()). */
+#define ENGINE_HOT_READS 16u
+#define ENGINE_TIMED_COPY_MAX (64u << 10)
+/* One single page of a hot FILE in this many goes the way that has cost
+ * more lately, to keep its cost known (engine-fault.c). */
+#define ENGINE_SINGLE_PROBE 16u
 
 #define ENGINE_STREAMS 8
 #define ENGINE_AHEAD 16
@@ -71,6 +80,13 @@ struct libuffd_engine {
 	pthread_mutex_t ev_lock;
 	unsigned int around_order; /* window of a fault with no stream, log2 pages */
 	unsigned int slow_reads;   /* slow reads of the source in a row */
+	unsigned int fast_reads;   /* fast ones in a row, up to ENGINE_HOT_READS */
+	/* FILE: what a single page has cost lately (ns, a moving average)
+	 * read with pread(2) [0] and copied through the mapping [1]; and a
+	 * count of the single pages of a hot file (one in
+	 * ENGINE_SINGLE_PROBE goes the dearer way). */
+	unsigned int single_ns[2];
+	unsigned int singles;
 	uint64_t streams[ENGINE_STREAMS];
 	unsigned int stream_next;
 	/* Read-ahead for the engine's threads: (page + 1) << 9 | write << 8 | order. */

@@ -202,6 +202,74 @@ BOTH_MODES(file_source_reads_zeros_where_the_file_shrank)
 	close(fd);
 }
 
+/* Once a file's reads have been fast for a while, the engine copies short
+ * windows, and single pages where that has cost less, through its mapping
+ * without asking mincore(2) (see via_mapping()).  Faults every 7th page
+ * of the first 1 MiB make it so; then the second half of the file leaves
+ * the page cache (4 MiB from its start: no folio of it is mapped, fadvise
+ * drops them all), and its pages, read inside the copies now, still
+ * arrive right. */
+BOTH_MODES(file_source_reads_pages_evicted_after_fast_reads)
+{
+	size_t pg = page_size(), n = (8u << 20) / pg, warm = (1u << 20) / pg;
+	char *src = make_source(n, 13);
+	int fd = file_holding(src, n * pg);
+	ASSERT_SYS(fsync(fd)); /* clean pages: fadvise drops them at once */
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	for (size_t i = 0; i < warm; i += 7)
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 13));
+	ASSERT_OK(posix_fadvise(fd, (off_t)(n / 2 * pg), (off_t)(n / 2 * pg),
+				POSIX_FADV_DONTNEED));
+	unsigned char *vec = malloc(n);
+	char *m = mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_TRUE(vec && m != MAP_FAILED);
+	ASSERT_SYS(mincore(m, n * pg, vec));
+	size_t left = 0;
+	for (size_t i = n / 2; i < n; i++)
+		left += vec[i] & 1;
+	munmap(m, n * pg);
+	free(vec);
+	if (left) { /* tmpfs, or an overlay on it, as in the VM guests */
+		ASSERT_OK(libuffd_engine_destroy(e));
+		SKIP("%zu of the file's pages stayed in the page cache: /tmp keeps its files "
+		     "in memory here", left);
+	}
+	for (size_t i = n / 2; i < n; i += 7)
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg + 8), pattern(i, 1, 13));
+	ASSERT_EQ(first_bad_page(r, 0, n, 13), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
+/* The same, where the file shrinks instead: a page past its new end,
+ * copied through the mapping, fails the copy (EFAULT), and reads as zero.
+ * The first faults stay in the first quarter: reads slowed by a busy
+ * machine widen a fault to 128 KiB, and pages served before the file
+ * shrank keep what they read. */
+BOTH_MODES(file_source_reads_zeros_where_the_file_shrank_after_fast_reads)
+{
+	size_t n = 512, pg = page_size(), end = n / 2 * pg + 10;
+	char *src = make_source(n, 14);
+	int fd = file_holding(src, n * pg);
+	char *r = map_pages(n);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_FILE, .fd = fd };
+	struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+	for (size_t i = 0; i < n / 4; i += 3)
+		ASSERT_EQ(*(volatile uint64_t *)(r + i * pg), pattern(i, 0, 14));
+	ASSERT_SYS(ftruncate(fd, (off_t)end));
+	for (size_t i = n - 1; i > n / 2 - 4; i -= 7) /* backwards: no stream */
+		(void)*(volatile char *)(r + i * pg);
+	for (size_t i = 0; i < n; i++)
+		(void)*(volatile char *)(r + i * pg);
+	ASSERT_EQ(memcmp(r, src, end), 0);
+	for (size_t i = end; i < n * pg; i++)
+		ASSERT_EQ(r[i], 0);
+	ASSERT_OK(libuffd_engine_destroy(e));
+	close(fd);
+}
+
 /* A file the kernel will not map (a sysfs attribute: ENODEV) is read with
  * pread(2): its bytes, then zeros where the read ends before its size. */
 BOTH_MODES(file_source_reads_a_file_it_cannot_map)
