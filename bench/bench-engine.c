@@ -563,7 +563,7 @@ static void *plain_thread(void *arg)
 	struct pollfd pfd[2] = { { .fd = n->uffd, .events = POLLIN },
 				 { .fd = n->stop[0], .events = POLLIN } };
 	struct libuffd_event ev;
-	char *scratch = aligned_alloc(pg, RUN_PAGES * pg);
+	char *scratch = aligned_alloc(pg, floor_len);
 
 	if (!scratch)
 		die("aligned_alloc", ENOMEM);
@@ -731,22 +731,17 @@ static int cache_disturbed; /* a cold round ran since the file was read whole */
  * reads or on a file system that caches in base pages only. */
 static int cache_in_pages;
 
-static void read_back_in_pages(void)
+/* Read the whole file, `chunk` bytes at a time, into the page cache. */
+static void read_file_back(size_t chunk)
 {
-	char *page = malloc(pg);
-	int err = posix_fadvise(source_fd, 0, 0, POSIX_FADV_RANDOM);
-	if (!page)
-		die("malloc", ENOMEM);
-	for (size_t off = 0; !err && off < size; off += pg) {
-		ssize_t n = pread(source_fd, page, pg, (off_t)off);
-		if (n != (ssize_t)pg)
+	static char buf[1 << 20];
+	for (size_t off = 0; off < size;) {
+		size_t want = size - off < chunk ? size - off : chunk;
+		ssize_t n = pread(source_fd, buf, want, (off_t)off);
+		if (n <= 0)
 			die("reading the file into the page cache", n < 0 ? errno : EIO);
+		off += (size_t)n;
 	}
-	if (!err)
-		err = posix_fadvise(source_fd, 0, 0, POSIX_FADV_NORMAL);
-	if (err)
-		die("posix_fadvise(POSIX_FADV_RANDOM)", err);
-	free(page);
 }
 
 static void set_cache_state(void)
@@ -758,17 +753,18 @@ static void set_cache_state(void)
 		cache_disturbed = cold;
 		if (cold)
 			return;
-		if (cache_in_pages)
-			read_back_in_pages();
+		if (cache_in_pages) { /* a page a time, no read-ahead: all of it now */
+			err = posix_fadvise(source_fd, 0, 0, POSIX_FADV_RANDOM);
+			if (err)
+				die("posix_fadvise(POSIX_FADV_RANDOM)", err);
+			read_file_back(pg);
+			err = posix_fadvise(source_fd, 0, 0, POSIX_FADV_NORMAL);
+			if (err)
+				die("posix_fadvise(POSIX_FADV_NORMAL)", err);
+			return;
+		}
 	}
-	static char buf[1 << 20];
-	for (size_t off = 0; off < size;) {
-		size_t want = size - off < sizeof(buf) ? size - off : sizeof(buf);
-		ssize_t n = pread(source_fd, buf, want, (off_t)off);
-		if (n <= 0)
-			die("reading the file into the page cache", n < 0 ? errno : EIO);
-		off += (size_t)n;
-	}
+	read_file_back(1 << 20);
 }
 
 /* The share of the file in the page cache now, by mincore(2). */
@@ -1094,7 +1090,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "usage: %s [-s MiB (1024)] [-r rounds (5)] "
 				"[-t handler-threads (2)] [-k random-touches (20000)] "
 				"[-d directory (/var/tmp)] [-z zstd-frame-KiB (32)] "
-				"[-f only-rows-matching] [-p]\n", argv[0]);
+				"[-f only-rows-matching] [-p (hot file cached in single pages)]\n", argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
 	}

@@ -171,8 +171,8 @@ static void span_release(struct libuffd_engine *e, struct span *sp)
 
 /* The FILE source: the file's bytes at region offset off into buf, read
  * with pread(2), and zeros past its end, or past where it ends now if it
- * shrank: all of the file but windows found in the page cache (see
- * source_span()). */
+ * shrank: all of the file that is not copied through its mapping (see
+ * via_mapping()). */
 static int read_file(struct libuffd_engine *e, size_t off, char *buf, size_t len)
 {
 	size_t done = 0;
@@ -384,8 +384,8 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		size_t off = i << e->shift, done = 0;
 		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
 		/* A memory source costs nothing to read: only time the slow ones
-		 * (pages in the page cache, copied through the file's mapping,
-		 * are a fast read). */
+		 * (a long copy through the file's mapping, of pages mincore(2)
+		 * found cached, counts as a fast read). */
 		int timed = !z && i == p && (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE ||
 					     e->src.kind == LIBUFFD_ENGINE_SOURCE_CALLBACK);
 		uint64_t t0 = timed ? uffd_sys_monotonic_ns() : 0;

@@ -86,7 +86,7 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 			e->body_len = min_sz((size_t)((uint64_t)st.st_size - src->offset), e->len);
 		if (!e->body_len)
 			return 0; /* empty: all zero */
-		/* Windows in the page cache are copied through a mapping of the
+		/* Pages in the page cache are copied through a mapping of the
 		 * file, where mincore(2) says which pages are: it tells the
 		 * file's owner and a capable process (CAP_FOWNER: root), and
 		 * answers "all cached" to others, whose reads would then wait
