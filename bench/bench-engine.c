@@ -502,10 +502,11 @@ static void make_zstd_file(const char *dir)
  * way it can be done, so the cheaper bounds the FILE source's rows. */
 
 /* Where a floor's page comes from: the resident buffer (the MEMORY
- * source); the file, read with pread(2) into a buffer; or a MAP_SHARED
+ * source); the file, read with pread(2) into a buffer; a MAP_SHARED
  * mapping of the file, made with the region, whose pages the kernel's
- * copy faults in. */
-enum floor_from { FROM_MEMORY, FROM_PREAD, FROM_MAPPING };
+ * copy faults in; or the memfd itself, which the region maps (the SHMEM
+ * source: a minor fault, resolved with UFFDIO_CONTINUE, no copy). */
+enum floor_from { FROM_MEMORY, FROM_PREAD, FROM_MAPPING, FROM_MEMFD };
 static enum floor_from floor_from;
 static char *floor_file_map; /* FROM_MAPPING */
 
@@ -551,6 +552,28 @@ static void floor_unmap_file(void)
 		munmap(floor_file_map, size);
 }
 
+/* A floor's region: fresh memory, or for FROM_MEMFD a mapping of the
+ * memfd, whose pages are in the page cache and not yet mapped. */
+static char *floor_map_region(size_t len)
+{
+	if (floor_from != FROM_MEMFD)
+		return map_fresh(len, 0);
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	if (p == MAP_FAILED)
+		die("mmap of the memfd", errno);
+	return p;
+}
+
+/* Make the floor_len bytes at page a of region present; mode: as
+ * libuffd_copy().  Async-signal-safe. */
+static int floor_resolve(int uffd, char *region, uintptr_t a, char *scratch, unsigned int mode)
+{
+	if (floor_from == FROM_MEMFD)
+		return libuffd_continue(uffd, (void *)a, floor_len, mode, NULL);
+	return libuffd_copy(uffd, (void *)a, floor_page(a - (uintptr_t)region, scratch),
+			    floor_len, mode, NULL);
+}
+
 struct plain {
 	int uffd, stop[2];
 	char *region;
@@ -582,9 +605,7 @@ static void *plain_thread(void *arg)
 		if (libuffd_read_events(n->uffd, &ev, 1) != 1 || ev.type != LIBUFFD_EVENT_PAGEFAULT)
 			continue;
 		uint64_t a = ev.pagefault.address & ~(uint64_t)(pg - 1);
-		int r = libuffd_copy(n->uffd, (void *)(uintptr_t)a,
-				     floor_page(a - (uintptr_t)n->region, scratch), floor_len, 0,
-				     NULL);
+		int r = floor_resolve(n->uffd, n->region, (uintptr_t)a, scratch, 0);
 		if (r == -EEXIST)
 			libuffd_wake(n->uffd, (void *)(uintptr_t)a, pg);
 	}
@@ -594,17 +615,23 @@ static int plain_uffd(uint64_t features, char *region, size_t len)
 {
 	struct libuffd_api api;
 	uint64_t ioctls = 0;
+	int minor = floor_from == FROM_MEMFD;
+	uint64_t need = (minor ? LIBUFFD_IOCTL_CONTINUE : LIBUFFD_IOCTL_COPY) | LIBUFFD_IOCTL_WAKE;
 	int fd = libuffd_open(NULL, NULL);
+
+	if (minor)
+		features |= LIBUFFD_FEATURE_MINOR_SHMEM;
 	int r = fd < 0 ? fd : libuffd_api_handshake(fd, features, features, &api);
 	if (r == 0)
-		r = libuffd_register(fd, region, len, LIBUFFD_REGISTER_MISSING, &ioctls);
+		r = libuffd_register(fd, region, len,
+				     minor ? LIBUFFD_REGISTER_MINOR : LIBUFFD_REGISTER_MISSING,
+				     &ioctls);
 	if (r < 0)
 		die("plain handler setup", -r);
-	/* The plain handlers copy, and wake after EEXIST. */
-	if ((ioctls & (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_WAKE)) !=
-	    (LIBUFFD_IOCTL_COPY | LIBUFFD_IOCTL_WAKE))
-		die("plain handler setup: UFFDIO_REGISTER offers no UFFDIO_COPY or UFFDIO_WAKE",
-		    EOPNOTSUPP);
+	/* The plain handlers copy (or continue), and wake after EEXIST. */
+	if ((ioctls & need) != need)
+		die("plain handler setup: UFFDIO_REGISTER offers no UFFDIO_COPY (UFFDIO_CONTINUE) "
+		    "or UFFDIO_WAKE", EOPNOTSUPP);
 	return fd;
 }
 
@@ -625,7 +652,7 @@ static void run_plain(enum pattern pat, struct result *res, int per_cpu)
 		cpus[0] = -1;
 		ncpus = 1;
 	}
-	char *region = map_fresh(len, 0);
+	char *region = floor_map_region(len);
 	double t0 = now_s();
 	int fd = plain_uffd(0, region, len);
 	floor_map_file();
@@ -671,8 +698,7 @@ static void floor_sigbus(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)uc;
 	uintptr_t a = (uintptr_t)si->si_addr & ~(uintptr_t)(pg - 1);
-	libuffd_copy(floor_uffd, (void *)a, floor_page(a - (uintptr_t)floor_region, floor_scratch),
-		     floor_len, LIBUFFD_DONTWAKE, NULL);
+	floor_resolve(floor_uffd, floor_region, a, floor_scratch, LIBUFFD_DONTWAKE);
 }
 
 static void run_in_thread_floor(enum pattern pat, struct result *res)
@@ -684,7 +710,7 @@ static void run_in_thread_floor(enum pattern pat, struct result *res)
 	sigemptyset(&sa.sa_mask);
 
 	floor_set_len(pat);
-	floor_region = map_fresh(size, 0);
+	floor_region = floor_map_region(size);
 	floor_scratch = aligned_alloc(pg, floor_len);
 	if (!floor_scratch)
 		die("aligned_alloc", ENOMEM);
@@ -1305,7 +1331,7 @@ int main(int argc, char **argv)
 	};
 	static const char *const from_names[] = { [FROM_PREAD] = "pread", [FROM_MAPPING] =
 								  "mapped" };
-	struct row frnd[2], fpages[2], fruns[2];
+	struct row frnd[2], fpages[2], fruns[2], fshm[2];
 	/* By mode and shape (random single page, 64 KiB runs), the cheaper way
 	 * from the file: its paired ratio to the memory floor, and its p50. */
 	static const enum pattern file_pats[] = { RANDOM, SPARSE_RUNS };
@@ -1340,6 +1366,13 @@ int main(int argc, char **argv)
 				}
 			}
 		}
+		/* The memfd's 64 KiB runs, read touches, as the SHMEM rows. */
+		floor_from = FROM_MEMFD;
+		touch_reads = 1;
+		snprintf(name, sizeof(name), "(e) floor %s, 64 KiB runs, memfd read", floors[m].what);
+		fshm[m] = measure(name, floors[m].fn, SPARSE_RUNS);
+		print_row(&fshm[m], a.seconds, b.seconds, native_page);
+		touch_reads = 0;
 		floor_from = FROM_MEMORY;
 	}
 	printf("\n(d) runs on the first %lu MiB and its time is scaled to the full size.\n"
@@ -1347,7 +1380,8 @@ int main(int argc, char **argv)
 	       "whole run at its first fault, as a prefetcher that knew where runs end): a\n"
 	       "SIGBUS handler that only copies; a plain poll+read+copy thread bound to each\n"
 	       "CPU; with 'file', the pages come from the hot file, by pread(2) into a buffer\n"
-	       "or from a MAP_SHARED mapping made with the region (the copy faults them in).\n"
+	       "or from a MAP_SHARED mapping made with the region (the copy faults them in);\n"
+	       "with 'memfd', the region maps the memfd and UFFDIO_CONTINUE maps its pages.\n"
 	       "Ratios: total time of (a) or (b) over this row's total time, for the same size;\n"
 	       "for latency rows, p50 over (a)'s cost per page.  'vs' > 1 means this row is faster\n"
 	       "(latency rows: the multiple of (a)'s per-page cost, lower is better).\n\n",
@@ -1406,7 +1440,8 @@ int main(int argc, char **argv)
 			worst = isnan(f) || f < worst ? f : worst; /* NaN: a row left out */
 		}
 		printf("  %-9s memfd (SHMEM) read touches within 2x of mmap(MAP_SHARED) of it, "
-		       "every row: worst %.2fx: %s\n", modes[m].tag, worst,
+		       "every row: worst %.2fx (floor, 64 KiB runs: %.2fx): %s\n", modes[m].tag,
+		       worst, row_time(&mmsh[1][SPARSE_RUNS]) / row_time(&fshm[m]),
 		       verdict(worst >= 0.5, worst));
 	}
 	for (int t = 0; t < 2; t++) {
