@@ -46,6 +46,19 @@ static uint64_t stream_enc(size_t next, unsigned int order)
 	return ((uint64_t)(next + 1) << 8) | order;
 }
 
+/* SHMEM: a fault a little past where a stream would land, by less than
+ * the stream's last window, continues it: a forward sweep that skips
+ * pages (one page in each ten, say).  Mapping the pages it skips costs a
+ * page-table entry each and no memory (the file holds them), less than
+ * the faults it saves; a copying source would allocate and fill them. */
+static int skips_ahead(const struct libuffd_engine *e, size_t p, size_t next, unsigned int order)
+{
+	unsigned int around = LOAD(&e->around_order);
+
+	return e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM && p > next &&
+	       p - next < (size_t)1 << (order > around ? order : around);
+}
+
 void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w)
 {
 	w->ahead_n = 0;
@@ -56,7 +69,7 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
 		size_t next = (size_t)(s >> 8) - 1;
 		unsigned int order = s & 0xff;
 		size_t last = (size_t)1 << order;
-		if (p != next) {
+		if (p != next && !skips_ahead(e, p, next, order)) {
 			if (order && p < next && p + last >= next) {
 				/* In the read-ahead not done yet: finish it now. */
 				w->n = next - p;
@@ -95,7 +108,28 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
  * the fault on, as the kernel reads around a fault in a cold file; each
  * fast read halves the window again.  One slow read alone may be the
  * scheduler's doing (a preempted thread, a busy host): only a second one
- * in a row counts as the source's. */
+ * in a row counts as the source's, and only the time it waited: a source
+ * slow by computing (decompression) costs as much per page for 128 KiB as
+ * for one, and reading around would only make it compute pages nobody
+ * touches.  Telling the two apart takes the thread's CPU time, a system
+ * call: asked only once a read was slow (source_suspect()). */
+static int source_suspect(const struct libuffd_engine *e)
+{
+	return LOAD(&e->slow_reads) || LOAD(&e->around_order);
+}
+
+/* A timed read's wall time, ns, less the CPU time the thread spent from
+ * cpu0 on (0: not asked): the time it waited. */
+static uint64_t waited_ns(uint64_t wall_ns, uint64_t cpu0)
+{
+	uint64_t cpu = cpu0 ? uffd_sys_thread_cpu_ns() : 0;
+
+	if (!cpu)
+		return wall_ns;
+	cpu -= cpu0;
+	return cpu < wall_ns ? wall_ns - cpu : 0;
+}
+
 static void note_source_cost(struct libuffd_engine *e, uint64_t ns)
 {
 	if (ns >= ENGINE_SLOW_SOURCE_NS) {
@@ -389,11 +423,13 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		int timed = !z && i == p && (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE ||
 					     e->src.kind == LIBUFFD_ENGINE_SOURCE_CALLBACK);
 		uint64_t t0 = timed ? uffd_sys_monotonic_ns() : 0;
+		uint64_t cpu0 = timed && source_suspect(e) ? uffd_sys_thread_cpu_ns() : 0;
 		int r = z ? 0 : source_span(e, off, sp.len, may_map, &sp);
 		/* A short copy from the mapping: its time is the read's (below). */
 		int copy_timed = timed && sp.mapped && sp.len <= ENGINE_TIMED_COPY_MAX;
 		if (timed && !copy_timed)
-			note_source_cost(e, sp.mapped ? 0 : uffd_sys_monotonic_ns() - t0);
+			note_source_cost(e, sp.mapped ? 0 :
+					 waited_ns(uffd_sys_monotonic_ns() - t0, cpu0));
 		if (r < 0) {
 			/* The source failed somewhere in the window: the
 			 * faulting page alone, which alone must succeed. */
@@ -407,7 +443,7 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		if (timed) {
 			uint64_t ns = uffd_sys_monotonic_ns() - t0;
 			if (copy_timed)
-				note_source_cost(e, ns);
+				note_source_cost(e, waited_ns(ns, cpu0));
 			/* What resolving a single page from the page cache cost. */
 			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && sp.from && sp.len == e->page &&
 			    ns < ENGINE_SLOW_SOURCE_NS)

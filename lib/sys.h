@@ -81,5 +81,7 @@ gid_t uffd_sys_getegid(void);
 int uffd_sys_getaffinity(cpu_set_t *set);
 void uffd_sys_yield(void);
 uint64_t uffd_sys_monotonic_ns(void);
+/* CPU time of the calling thread (user and system), ns; 0 if unknown. */
+uint64_t uffd_sys_thread_cpu_ns(void);
 
 #endif

@@ -125,6 +125,24 @@ BOTH_MODES(pages_are_the_files_own_not_copies)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* A forward sweep that reads one page in ten (never the page after the
+ * last window) continues its stream: the windows grow as a sequential
+ * read's do, so it takes far fewer faults than one per window of 16. */
+BOTH_MODES(a_sweep_that_skips_pages_grows_its_windows)
+{
+	size_t n = 4096, pg = page_size(), reads = 0;
+	int fd = make_memfd(n);
+	char *r;
+	struct libuffd_engine *e = serve_file(fd, 0, n, MAP_SHARED, mode, 1, &r);
+
+	for (size_t i = 0; i < n; i += 10, reads++)
+		ASSERT_EQ(word(r + i * pg), pattern(i, 0, SEED));
+	struct libuffd_engine_stats st = stats(e);
+	ASSERT_LE(st.faults, reads / 8);
+	ASSERT_EQ(first_bad_page(r, 0, n, SEED), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
 /* ---- Writes ---------------------------------------------------------------- */
 
 /* A first touch that is a write: the file's page, written in place. */

@@ -411,6 +411,49 @@ BOTH_MODES(slow_source_faults_around_random_faults)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* A callback source that computes for 1 ms of CPU time per read, as a
+ * decompressor does: slow, but waiting for nothing. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* async-signal-safe */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int fill_busy(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	uint64_t until = thread_cpu_ns() + 1000000;
+	while (thread_cpu_ns() < until)
+		;
+	memcpy(dst, (const char *)ctx + offset, len);
+	return 0;
+}
+
+/* Reading around would only make such a source compute pages nobody
+ * touches: after two slow reads, the third fault still resolves one page.
+ * A read preempted for long enough waits as I/O does and may open the
+ * window: so it is tried afresh a few times, and must stay shut once. */
+BOTH_MODES(busy_source_keeps_single_pages)
+{
+	size_t n = 8192, pg = page_size();
+	void *src = make_source(n, 19);
+	size_t window = 0;
+
+	for (int attempt = 0; attempt < 10 && window != 1; attempt++) {
+		char *r = map_pages(n);
+		struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+						   .fill = fill_busy, .ctx = src };
+		struct libuffd_engine *e = serve(r, n * pg, &s, mode, 1);
+		ASSERT_EQ(*(volatile uint64_t *)(r + 100 * pg), pattern(100, 0, 19));
+		ASSERT_EQ(*(volatile uint64_t *)(r + 3000 * pg), pattern(3000, 0, 19));
+		ASSERT_EQ(*(volatile uint64_t *)(r + 1000 * pg), pattern(1000, 0, 19));
+		window = present(r + 1000 * pg, 64);
+		ASSERT_OK(libuffd_engine_destroy(e));
+		ASSERT_SYS(munmap(r, n * pg));
+	}
+	ASSERT_EQ(window, 1);
+}
+
 /* A source that is slow on its first read only, as when the thread that
  * reads it is preempted once. */
 static int slow_reads_left; /* __atomic: read from the engine's threads */
