@@ -1332,10 +1332,13 @@ int main(int argc, char **argv)
 	static const char *const from_names[] = { [FROM_PREAD] = "pread", [FROM_MAPPING] =
 								  "mapped" };
 	struct row frnd[2], fpages[2], fruns[2], fshm[2];
-	/* By mode and shape (random single page, 64 KiB runs), the cheaper way
-	 * from the file: its paired ratio to the memory floor, and its p50. */
-	static const enum pattern file_pats[] = { RANDOM, SPARSE_RUNS };
-	double file_floor[2][2], file_floor_p50[2];
+	/* By mode and shape (random single page, scattered single pages, 64 KiB
+	 * runs), the cheaper way from the file: its paired ratio to the memory
+	 * floor, and for the random page its p50. */
+	static const enum pattern file_pats[] = { RANDOM, SPARSE_PAGES, SPARSE_RUNS };
+	static const char *const file_pat_names[] = { "random", "sparse pages", "64 KiB runs" };
+	enum { NFILE_PATS = sizeof(file_pats) / sizeof(file_pats[0]) };
+	double file_floor[2][NFILE_PATS], file_floor_p50[2];
 	for (int m = 0; m < 2; m++) {
 		snprintf(name, sizeof(name), "(e) floor %s, random", floors[m].what);
 		frnd[m] = measure(name, floors[m].fn, RANDOM);
@@ -1347,13 +1350,12 @@ int main(int argc, char **argv)
 		fruns[m] = measure(name, floors[m].fn, SPARSE_RUNS);
 		print_row(&fruns[m], a.seconds, b.seconds, native_page);
 		file_floor_p50[m] = NAN;
-		for (int k = 0; k < 2; k++) {
+		for (int k = 0; k < NFILE_PATS; k++) {
 			file_floor[m][k] = NAN;
 			for (int f = FROM_PREAD; f <= FROM_MAPPING; f++) {
 				floor_from = (enum floor_from)f;
 				snprintf(name, sizeof(name), "(e) floor %s, %s, file %s",
-					 floors[m].what, k ? "64 KiB runs" : "random",
-					 from_names[f]);
+					 floors[m].what, file_pat_names[k], from_names[f]);
 				pair_with_memory = 1; /* as the file source's rows are */
 				struct row fr = measure(name, floors[m].fn, file_pats[k]);
 				pair_with_memory = 0;
@@ -1423,8 +1425,9 @@ int main(int argc, char **argv)
 			}
 		printf("  %-9s file source within 10 %% of memory on every row, each file round "
 		       "paired with a memory round: worst %.2fx the time (%s) (floor, random single "
-		       "page: %.2fx; 64 KiB runs: %.2fx): %s\n", tag, worst, where,
-		       file_floor[m][0], file_floor[m][1], verdict(worst <= 1.10, worst));
+		       "page: %.2fx; sparse pages: %.2fx; 64 KiB runs: %.2fx): %s\n", tag, worst,
+		       where, file_floor[m][0], file_floor[m][1], file_floor[m][2],
+		       verdict(worst <= 1.10, worst));
 	}
 	for (int t = 0; t < 2; t++) {
 		double r = row_time(&mm[t][0][RANDOM]) / row_time(&eng[t][0][S_FILE][RANDOM]);
