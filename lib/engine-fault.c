@@ -171,11 +171,16 @@ void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr
 
 /* ---- Sources ---------------------------------------------------------- */
 
+/* How a single page of a FILE was resolved (the index of its cost in
+ * single_ns). */
+enum single_way { SINGLE_PREAD, SINGLE_MAP_UNMAPPED, SINGLE_MAP_MAPPED };
+
 struct span {
 	const void *from; /* NULL: zeros */
 	size_t len;
 	int slot;         /* scratch slot to give back, or -1 */
 	int mapped;       /* from: in the file's mapping */
+	enum single_way way; /* a single page of a FILE */
 };
 
 static int scratch_take(struct libuffd_engine *e)
@@ -243,28 +248,76 @@ static int all_cached(const struct libuffd_engine *e, size_t off, size_t len)
 	return 1;
 }
 
-/* A single page of a hot file: through the mapping, or with pread(2) and
- * a second copy, whichever has cost less lately.  Which does depends on
- * the page cache more than on the file: copying a page through the
- * mapping maps the 16 around it (fault-around), next to nothing for a
- * file cached in large folios, more than the second copy for scattered
- * pages of one cached in single pages.  One page in ENGINE_SINGLE_PROBE
- * goes the other way, so that a change of either cost is seen. */
-static int single_via_mapping(struct libuffd_engine *e)
-{
-	int mapped = LOAD(&e->single_ns[1]) <= LOAD(&e->single_ns[0]);
+/* The FILE source's bitmaps, a bit per block of its mapping
+ * (ENGINE_MAP_BLOCK_ORDER): blocks as the kernel's fault-around aligns
+ * them, by address. */
+enum { BLOCK_TOUCHED, BLOCK_MAPPED };
 
-	if (__atomic_fetch_add(&e->singles, 1, __ATOMIC_RELAXED) % ENGINE_SINGLE_PROBE == 0)
-		mapped = !mapped;
-	return mapped;
+static size_t block_of(const struct libuffd_engine *e, size_t off)
+{
+	unsigned int order = e->shift + ENGINE_MAP_BLOCK_ORDER;
+
+	return (((uintptr_t)e->file_map + off) >> order) - ((uintptr_t)e->file_map >> order);
 }
 
-static void note_single_cost(struct libuffd_engine *e, int mapped, uint64_t ns)
+/* The bit of the block holding region offset off, set if asked: whether
+ * it was set before. */
+static int block_bit(struct libuffd_engine *e, int which, size_t off, int set)
 {
-	unsigned int avg = LOAD(&e->single_ns[mapped]);
+	size_t b = block_of(e, off);
+	unsigned long bit = 1ul << (b % BITS_PER_WORD);
+	unsigned long *w = &e->block_bits[(size_t)which * e->block_words + b / BITS_PER_WORD];
+
+	if (LOAD(w) & bit)
+		return 1;
+	if (set)
+		__atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void note_blocks_mapped(struct libuffd_engine *e, size_t off, size_t len)
+{
+	for (size_t b = block_of(e, off), last = block_of(e, off + len - 1); b <= last; b++)
+		__atomic_fetch_or(&e->block_bits[e->block_words + b / BITS_PER_WORD],
+				  1ul << (b % BITS_PER_WORD), __ATOMIC_RELAXED);
+}
+
+/* A single page of a hot file: through the mapping, or with pread(2) and
+ * a second copy, whichever costs less.  In a block that an earlier copy
+ * mapped, the mapping costs only the copy.  Otherwise the copy's fault
+ * maps the block (fault-around): next to nothing for a file cached in
+ * large folios, more than the second copy for one cached in single
+ * pages, and a saving for each later page in the block.  So the mapping
+ * is reckoned at what a page would cost if every single page went
+ * through it: the costs of a page in a block not mapped and in one
+ * mapped, weighed by the share of pages that fall in a block touched
+ * before.  That share is counted whichever way pages went, or pread(2),
+ * once chosen, would leave every block unmapped and the mapping looking
+ * dear.  One page in ENGINE_SINGLE_PROBE outside mapped blocks goes the
+ * other way, so that a change of either cost is seen. */
+static enum single_way single_way(struct libuffd_engine *e, size_t off)
+{
+	int touched = block_bit(e, BLOCK_TOUCHED, off, 1);
+	uint64_t share = LOAD(&e->seen_share); /* 256ths */
+
+	STORE(&e->seen_share, (unsigned int)(share - share / 16 + (touched ? 16 : 0)));
+	if (block_bit(e, BLOCK_MAPPED, off, 0))
+		return SINGLE_MAP_MAPPED;
+	uint64_t mapping = ((256 - share) * LOAD(&e->single_ns[SINGLE_MAP_UNMAPPED]) +
+			    share * LOAD(&e->single_ns[SINGLE_MAP_MAPPED])) / 256;
+	int map = mapping <= LOAD(&e->single_ns[SINGLE_PREAD]);
+
+	if (__atomic_fetch_add(&e->singles, 1, __ATOMIC_RELAXED) % ENGINE_SINGLE_PROBE == 0)
+		map = !map;
+	return map ? SINGLE_MAP_UNMAPPED : SINGLE_PREAD;
+}
+
+static void note_single_cost(struct libuffd_engine *e, enum single_way way, uint64_t ns)
+{
+	unsigned int avg = LOAD(&e->single_ns[way]);
 	unsigned int x = (unsigned int)ns; /* below ENGINE_SLOW_SOURCE_NS */
 
-	STORE(&e->single_ns[mapped], avg ? avg - avg / 8 + x / 8 : x);
+	STORE(&e->single_ns[way], avg ? avg - avg / 8 + x / 8 : x);
 }
 
 /* Whether a FILE's bytes at region offset off, len bytes (whole pages
@@ -276,14 +329,16 @@ static void note_single_cost(struct libuffd_engine *e, int mapped, uint64_t ns)
  * and is read with pread(2), timed, if not.  For a single page, mincore
  * would cost what the mapping saves; once the file's reads have been fast
  * for a while (a hot file), a copy short enough to be timed goes through
- * the mapping unasked (a single page: see single_via_mapping()), and its
+ * the mapping unasked (a single page: see single_way()), and its
  * time is the read's: a page not in the page cache is read inside the
  * copy, the wait shows, and the next ones ask again. */
-static int via_mapping(struct libuffd_engine *e, size_t off, size_t len)
+static int via_mapping(struct libuffd_engine *e, size_t off, size_t len, struct span *sp)
 {
 	if (LOAD(&e->fast_reads) >= ENGINE_HOT_READS) {
-		if (len == e->page)
-			return single_via_mapping(e);
+		if (len == e->page) {
+			sp->way = single_way(e, off);
+			return sp->way != SINGLE_PREAD;
+		}
 		if (len <= ENGINE_TIMED_COPY_MAX)
 			return 1;
 	}
@@ -299,6 +354,7 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, int may
 	sp->len = len;
 	sp->slot = -1;
 	sp->mapped = 0;
+	sp->way = SINGLE_PREAD;
 	switch (e->src.kind) {
 	case LIBUFFD_ENGINE_SOURCE_ZERO:
 	case LIBUFFD_ENGINE_SOURCE_SHMEM: /* mapped in place by fill() */
@@ -321,7 +377,7 @@ static int source_span(struct libuffd_engine *e, size_t off, size_t len, int may
 		 * kernel in the mapping, by read_file() in a buffer). */
 		if (file)
 			sp->len = min_sz(len, (e->body_len - off + e->page - 1) & ~(e->page - 1));
-		if (file && may_map && e->file_map && via_mapping(e, off, sp->len)) {
+		if (file && may_map && e->file_map && via_mapping(e, off, sp->len, sp)) {
 			sp->from = e->file_map + off;
 			sp->mapped = 1;
 			return 0;
@@ -447,8 +503,10 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			/* What resolving a single page from the page cache cost. */
 			if (e->src.kind == LIBUFFD_ENGINE_SOURCE_FILE && sp.from && sp.len == e->page &&
 			    ns < ENGINE_SLOW_SOURCE_NS)
-				note_single_cost(e, sp.mapped, ns);
+				note_single_cost(e, sp.way, ns);
 		}
+		if (sp.mapped && done)
+			note_blocks_mapped(e, off, done);
 		span_release(e, &sp);
 		if (done) {
 			ENGINE_COUNT(e, pages, done >> e->shift);

@@ -34,6 +34,10 @@
 /* One single page of a hot FILE in this many goes the way that has cost
  * more lately, to keep its cost known (engine-fault.c). */
 #define ENGINE_SINGLE_PROBE 16u
+/* A fault in a file's mapping maps the pages around it in aligned blocks
+ * of this many, log2 (64 KiB of 4 KiB pages: the kernel's default
+ * fault_around_bytes); the FILE source keeps a bit per block. */
+#define ENGINE_MAP_BLOCK_ORDER 4u
 
 #define ENGINE_STREAMS 8
 #define ENGINE_AHEAD 16
@@ -81,12 +85,19 @@ struct libuffd_engine {
 	unsigned int around_order; /* window of a fault with no stream, log2 pages */
 	unsigned int slow_reads;   /* slow reads of the source in a row */
 	unsigned int fast_reads;   /* fast ones in a row, up to ENGINE_HOT_READS */
-	/* FILE: what a single page has cost lately (ns, a moving average)
-	 * read with pread(2) [0] and copied through the mapping [1]; and a
-	 * count of the single pages of a hot file (one in
-	 * ENGINE_SINGLE_PROBE goes the dearer way). */
-	unsigned int single_ns[2];
+	/* FILE: what a single page has cost lately (ns, moving averages, by
+	 * enum single_way): read with pread(2), copied through the mapping
+	 * from a block of it not mapped yet, or from a block already mapped;
+	 * the share, in 256ths, of single pages that fell in a block touched
+	 * before, whichever way; a count of the single pages of a hot file
+	 * (one in ENGINE_SINGLE_PROBE goes the dearer way); and per block of
+	 * the mapping (ENGINE_MAP_BLOCK_ORDER) two bitmaps of block_words
+	 * words each, one after the other: touched, and mapped by a copy. */
+	unsigned int single_ns[3];
+	unsigned int seen_share;
 	unsigned int singles;
+	unsigned long *block_bits;
+	size_t block_words;
 	uint64_t streams[ENGINE_STREAMS];
 	unsigned int stream_next;
 	/* Read-ahead for the engine's threads: (page + 1) << 9 | write << 8 | order. */

@@ -96,6 +96,15 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 		if (st.st_uid == me || me == 0) /* file_map: NULL on failure */
 			(void)uffd_sys_mmap(e->body_len, PROT_READ, MAP_SHARED, src->fd,
 					    (off_t)src->offset, (void **)&e->file_map);
+		if (e->file_map) {
+			/* A bit per block the mapping meets (engine-fault.c). */
+			size_t blocks = ((e->body_len >> e->shift) >> ENGINE_MAP_BLOCK_ORDER) + 2;
+			e->block_words = (blocks + BITS_PER_WORD - 1) / BITS_PER_WORD;
+			e->block_bits = calloc(2 * e->block_words, sizeof(unsigned long));
+			if (!e->block_bits)
+				return -ENOMEM;
+			e->overhead += 2 * e->block_words * sizeof(unsigned long);
+		}
 		return setup_scratch(e, nscratch);
 	}
 	case LIBUFFD_ENGINE_SOURCE_SHMEM: {
@@ -143,6 +152,7 @@ static void free_engine(struct libuffd_engine *e)
 		uffd_sys_munmap((void *)e->file_map, e->body_len);
 	free(e->tail);
 	free(e->zeroed);
+	free(e->block_bits);
 	free(e->threads);
 	pthread_mutex_destroy(&e->ev_lock);
 	free(e);
