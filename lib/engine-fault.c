@@ -260,11 +260,10 @@ static size_t block_of(const struct libuffd_engine *e, size_t off)
 	return (((uintptr_t)e->file_map + off) >> order) - ((uintptr_t)e->file_map >> order);
 }
 
-/* The bit of the block holding region offset off, set if asked: whether
- * it was set before. */
-static int block_bit(struct libuffd_engine *e, int which, size_t off, int set)
+/* Block b's bit, set if asked (an atomic write only when it was clear):
+ * whether it was set before. */
+static int block_bit(struct libuffd_engine *e, int which, size_t b, int set)
 {
-	size_t b = block_of(e, off);
 	unsigned long bit = 1ul << (b % BITS_PER_WORD);
 	unsigned long *w = &e->block_bits[(size_t)which * e->block_words + b / BITS_PER_WORD];
 
@@ -278,8 +277,7 @@ static int block_bit(struct libuffd_engine *e, int which, size_t off, int set)
 static void note_blocks_mapped(struct libuffd_engine *e, size_t off, size_t len)
 {
 	for (size_t b = block_of(e, off), last = block_of(e, off + len - 1); b <= last; b++)
-		__atomic_fetch_or(&e->block_bits[e->block_words + b / BITS_PER_WORD],
-				  1ul << (b % BITS_PER_WORD), __ATOMIC_RELAXED);
+		block_bit(e, BLOCK_MAPPED, b, 1);
 }
 
 /* A single page of a hot file: through the mapping, or with pread(2) and
@@ -297,11 +295,12 @@ static void note_blocks_mapped(struct libuffd_engine *e, size_t off, size_t len)
  * other way, so that a change of either cost is seen. */
 static enum single_way single_way(struct libuffd_engine *e, size_t off)
 {
-	int touched = block_bit(e, BLOCK_TOUCHED, off, 1);
+	size_t b = block_of(e, off);
+	int touched = block_bit(e, BLOCK_TOUCHED, b, 1);
 	uint64_t share = LOAD(&e->seen_share); /* 256ths */
 
 	STORE(&e->seen_share, (unsigned int)(share - share / 16 + (touched ? 16 : 0)));
-	if (block_bit(e, BLOCK_MAPPED, off, 0))
+	if (block_bit(e, BLOCK_MAPPED, b, 0))
 		return SINGLE_MAP_MAPPED;
 	uint64_t mapping = ((256 - share) * LOAD(&e->single_ns[SINGLE_MAP_UNMAPPED]) +
 			    share * LOAD(&e->single_ns[SINGLE_MAP_MAPPED])) / 256;
