@@ -411,8 +411,9 @@ BOTH_MODES(slow_source_faults_around_random_faults)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
-/* A callback source that computes for 1 ms of CPU time per read, as a
- * decompressor does: slow, but waiting for nothing. */
+/* A callback source that computes for 200 us of CPU time per read (five
+ * times the engine's 40 us), as a decompressor does: slow, but waiting
+ * for nothing.  Short, so that a loaded machine seldom preempts it. */
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -422,7 +423,7 @@ static uint64_t thread_cpu_ns(void)
 
 static int fill_busy(void *ctx, uint64_t offset, void *dst, size_t len)
 {
-	uint64_t until = thread_cpu_ns() + 1000000;
+	uint64_t until = thread_cpu_ns() + 200000;
 	while (thread_cpu_ns() < until)
 		;
 	memcpy(dst, (const char *)ctx + offset, len);
@@ -432,14 +433,15 @@ static int fill_busy(void *ctx, uint64_t offset, void *dst, size_t len)
 /* Reading around would only make such a source compute pages nobody
  * touches: after two slow reads, the third fault still resolves one page.
  * A read preempted for long enough waits as I/O does and may open the
- * window: so it is tried afresh a few times, and must stay shut once. */
+ * window (on a machine kept busy, often): so it is tried afresh up to 50
+ * times, and must stay shut once. */
 BOTH_MODES(busy_source_keeps_single_pages)
 {
 	size_t n = 8192, pg = page_size();
 	void *src = make_source(n, 19);
 	size_t window = 0;
 
-	for (int attempt = 0; attempt < 10 && window != 1; attempt++) {
+	for (int attempt = 0; attempt < 50 && window != 1; attempt++) {
 		char *r = map_pages(n);
 		struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
 						   .fill = fill_busy, .ctx = src };
