@@ -426,6 +426,41 @@ void engine_wait_event_readers(const struct libuffd_engine *e)
 		uffd_sys_yield();
 }
 
+/*
+ * A remove event's madvise() zaps its pages once the event is read, not
+ * once it is applied: a copy of source bytes that looked at zeroed before
+ * the read and lands after the zap would stay, and the page read the
+ * source after madvise() returned.  So a copy and a read of events never
+ * overlap: a copier announces itself and backs off while a reader is
+ * announced; a reader announces itself and waits for the copiers inside,
+ * which never wait for anyone there (neither do they read the source
+ * there: a slow one would hold the madvise() back).
+ */
+static void copy_begin(struct libuffd_engine *e)
+{
+	for (;;) {
+		__atomic_add_fetch(&e->copiers, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&e->ev_readers, __ATOMIC_SEQ_CST))
+			return;
+		__atomic_sub_fetch(&e->copiers, 1, __ATOMIC_RELEASE);
+		engine_wait_event_readers(e);
+	}
+}
+
+static void copy_end(struct libuffd_engine *e)
+{
+	__atomic_sub_fetch(&e->copiers, 1, __ATOMIC_RELEASE);
+}
+
+/* Whether a page of [i, j) was removed since it was looked at. */
+static int any_zeroed(struct libuffd_engine *e, size_t i, size_t j)
+{
+	for (; i < j; i++)
+		if (is_zeroed(e, i))
+			return 1;
+	return 0;
+}
+
 /* The address space the descriptor acts on is gone (its owner, another
  * process, exited): nothing is left to serve, and the engine's threads
  * stop (each sees stop_efd readable). */
@@ -494,7 +529,18 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			}
 			return i == p ? source_error(r) : 0;
 		}
+		/* SHMEM maps the file, removed or not; zeros stay zeros. */
+		int guard = !shmem && !z;
+		if (guard)
+			copy_begin(e);
+		if (guard && any_zeroed(e, i, j)) {
+			copy_end(e);
+			span_release(e, &sp);
+			continue;
+		}
 		r = fill(e, base + off, &sp, write, &done);
+		if (guard)
+			copy_end(e);
 		if (timed) {
 			uint64_t ns = uffd_sys_monotonic_ns() - t0;
 			if (copy_timed)
@@ -621,6 +667,8 @@ int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 		max = min_sz(max, cap - *nfaults);
 	}
 	__atomic_add_fetch(&e->ev_readers, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&e->copiers, __ATOMIC_SEQ_CST))
+		uffd_sys_yield();
 	pthread_mutex_lock(&e->ev_lock);
 	int n = libuffd_read_events(e->uffd, ev, max);
 	for (int i = 0; i < n; i++) {

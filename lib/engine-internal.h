@@ -79,6 +79,7 @@ struct libuffd_engine {
 
 	unsigned long *zeroed; /* pages removed by an event: serve zero */
 	unsigned int ev_readers; /* threads between read() of events and applying them */
+	unsigned int copiers;    /* threads between a last look at zeroed and their copy */
 	/* One reader at a time: events apply in the order the kernel queued
 	 * them (a move's remap, then the unmap of the place it left). */
 	pthread_mutex_t ev_lock;
