@@ -299,7 +299,9 @@ static enum single_way single_way(struct libuffd_engine *e, size_t off)
 	int touched = block_bit(e, BLOCK_TOUCHED, b, 1);
 	uint64_t share = LOAD(&e->seen_share); /* 256ths */
 
-	STORE(&e->seen_share, (unsigned int)(share - share / 16 + (touched ? 16 : 0)));
+	unsigned int next = (unsigned int)(share - share / 16 + (touched ? 16 : 0));
+	if (next != share) /* steady once every page, or none, falls in a touched block */
+		STORE(&e->seen_share, next);
 	if (block_bit(e, BLOCK_MAPPED, b, 0))
 		return SINGLE_MAP_MAPPED;
 	uint64_t mapping = ((256 - share) * LOAD(&e->single_ns[SINGLE_MAP_UNMAPPED]) +
@@ -452,13 +454,12 @@ static void copy_end(struct libuffd_engine *e)
 	__atomic_sub_fetch(&e->copiers, 1, __ATOMIC_RELEASE);
 }
 
-/* Whether a page of [i, j) was removed since it was looked at. */
-static int any_zeroed(struct libuffd_engine *e, size_t i, size_t j)
+/* The first page of [i, end) whose removal is not z, or end. */
+static size_t zeroed_run_end(struct libuffd_engine *e, size_t i, size_t end, int z)
 {
-	for (; i < j; i++)
-		if (is_zeroed(e, i))
-			return 1;
-	return 0;
+	while (i < end && is_zeroed(e, i) == z)
+		i++;
+	return i;
 }
 
 /* The address space the descriptor acts on is gone (its owner, another
@@ -500,11 +501,7 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 	int may_map = 1; /* cleared when the file shrank under its mapping */
 	while (i < end) {
 		int z = !shmem && is_zeroed(e, i);
-		size_t j = i + 1;
-		while (j < end && !shmem && is_zeroed(e, j) == z)
-			j++;
-		if (shmem)
-			j = end;
+		size_t j = shmem ? end : zeroed_run_end(e, i + 1, end, z);
 		size_t off = i << e->shift, done = 0;
 		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
 		/* A memory source costs nothing to read: only time the slow ones
@@ -533,7 +530,7 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 		int guard = !shmem && !z;
 		if (guard)
 			copy_begin(e);
-		if (guard && any_zeroed(e, i, j)) {
+		if (guard && zeroed_run_end(e, i, j, 0) < j) { /* removed since */
 			copy_end(e);
 			span_release(e, &sp);
 			continue;

@@ -695,6 +695,16 @@ struct remover {
 	size_t removed;  /* __atomic: the progress of the last removal, plus one */
 };
 
+/* Wait (up to 30 s) for *v, written by another thread, to be want. */
+static void wait_for_value(const size_t *v, size_t want)
+{
+	double deadline = now_ms() + 30000;
+	while (__atomic_load_n(v, __ATOMIC_ACQUIRE) != want) {
+		ASSERT_LT(now_ms(), deadline);
+		usleep(1000);
+	}
+}
+
 static void *remove_pages(void *arg)
 {
 	struct remover *m = arg;
@@ -760,12 +770,7 @@ BOTH_MODES(faults_while_events_pending)
 	/* A removal after the last fault: its read-ahead may have copied
 	 * into the part removed (the remover thread may not even have run
 	 * yet on a loaded machine). */
-	size_t last = __atomic_load_n(&m.progress, __ATOMIC_ACQUIRE);
-	for (int waited_ms = 0; __atomic_load_n(&m.removed, __ATOMIC_ACQUIRE) != last + 1;
-	     waited_ms++) {
-		ASSERT_LT(waited_ms, 30000);
-		usleep(1000);
-	}
+	wait_for_value(&m.removed, __atomic_load_n(&m.progress, __ATOMIC_ACQUIRE) + 1);
 	ASSERT_SYS(madvise(r, upper * pg, MADV_DONTNEED));
 	expect_removed(r, 0, upper, 16);
 	__atomic_store_n(&m.stop, 1, __ATOMIC_RELEASE);
@@ -780,7 +785,8 @@ BOTH_MODES(faults_while_events_pending)
 struct gate {
 	struct fill_ctx fill;
 	size_t page;
-	int entered, open; /* __atomic */
+	size_t entered; /* __atomic */
+	int open;       /* __atomic */
 };
 
 /* Async-signal-safe; gives up (EIO) if never opened. */
@@ -824,10 +830,7 @@ BOTH_MODES(removed_while_its_source_is_read)
 	struct reader rd = { (const volatile uint64_t *)(r + p * pg), 0 };
 	pthread_t th;
 	ASSERT_EQ(pthread_create(&th, NULL, read_word, &rd), 0);
-	for (int waited_ms = 0; !__atomic_load_n(&g.entered, __ATOMIC_ACQUIRE); waited_ms++) {
-		ASSERT_LT(waited_ms, 30000);
-		usleep(1000);
-	}
+	wait_for_value(&g.entered, 1);
 	ASSERT_SYS(madvise(r + p * pg, pg, MADV_DONTNEED));
 	__atomic_store_n(&g.open, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(pthread_join(th, NULL), 0);
