@@ -821,7 +821,7 @@ static const char *verdict(int ok, double value)
 }
 
 struct row {
-	const char *name;
+	char name[160]; /* a copy: callers build names in buffers they reuse */
 	double seconds, p50, p99;
 	int has_latency;
 	/* With pair_with_memory: the median over the rounds of this row's
@@ -868,7 +868,8 @@ static struct row measure(const char *name, void (*fn)(enum pattern, struct resu
 
 	if (!s || !p50 || !p99 || !vs)
 		die("calloc", ENOMEM);
-	struct row row = { name, NAN, NAN, NAN, pat == RANDOM, NAN };
+	struct row row = { "", NAN, NAN, NAN, pat == RANDOM, NAN };
+	snprintf(row.name, sizeof(row.name), "%s", name);
 	if (!selected(name))
 		goto out;
 	snprintf(measuring, sizeof(measuring), "%s (%s)", name,
@@ -950,9 +951,10 @@ static struct row measure_remote(const char *name, enum pattern pat, const struc
 				 const struct row *eager, const struct row *mmap_row)
 {
 	static int told;
-	struct row r = { strdup(name), NAN, NAN, NAN, pat == RANDOM, NAN };
+	struct row r = { "", NAN, NAN, NAN, pat == RANDOM, NAN };
+	snprintf(r.name, sizeof(r.name), "%s", name);
 	if (!remote_unsupported)
-		r = measure(r.name, run_engine_remote, pat);
+		r = measure(name, run_engine_remote, pat);
 	if (!remote_unsupported)
 		print_table_row(&r, native, eager, mmap_row);
 	else if (!told++)
@@ -1247,7 +1249,7 @@ int main(int argc, char **argv)
 	for (int t = 0; t < 2; t++) {
 		touch_reads = t;
 		snprintf(name, sizeof(name), "mmap+MAP_POPULATE, %s", touch_names[t]);
-		pop[t] = measure(strdup(name), run_mmap_populate, SEQUENTIAL);
+		pop[t] = measure(name, run_mmap_populate, SEQUENTIAL);
 		print_table_row(&pop[t], NULL, &eager_hot, NULL);
 		for (int pat = 0; pat < 4; pat++) {
 			snprintf(sect, sizeof(sect), "-- %s touch, %s", touch_names[t],
@@ -1255,13 +1257,13 @@ int main(int argc, char **argv)
 			section = sect;
 			printf("%s\n", sect);
 			snprintf(name, sizeof(name), "native first touch");
-			native[t][pat] = measure(strdup(name), run_native, (enum pattern)pat);
+			native[t][pat] = measure(name, run_native, (enum pattern)pat);
 			print_table_row(&native[t][pat], NULL, NULL, NULL);
 			for (int cd = 0; cd < 2; cd++) {
 				cold = cd;
 				snprintf(name, sizeof(name), "mmap(MAP_PRIVATE) of the file%s",
 					 cd ? ", cold" : "");
-				mm[t][cd][pat] = measure(strdup(name), run_mmap, (enum pattern)pat);
+				mm[t][cd][pat] = measure(name, run_mmap, (enum pattern)pat);
 				print_table_row(&mm[t][cd][pat], &native[t][pat],
 						cd ? &eager_cold : &eager_hot, NULL);
 			}
@@ -1281,7 +1283,7 @@ int main(int argc, char **argv)
 					snprintf(rname, sizeof(rname), "%s, another process", name);
 					reference = remote && selected(rname);
 					pair_with_memory = k == S_FILE;
-					*r = measure(strdup(name), run_engine, (enum pattern)pat);
+					*r = measure(name, run_engine, (enum pattern)pat);
 					pair_with_memory = 0;
 					reference = 0;
 					print_table_row(r, &native[t][pat],
@@ -1303,7 +1305,7 @@ int main(int argc, char **argv)
 			for (size_t m = 0; m < 2; m++) {
 				engine_mode = modes[m].mode;
 				snprintf(name, sizeof(name), "engine %s, memfd (SHMEM)", modes[m].tag);
-				eshm[t][m][pat] = measure(strdup(name), run_engine, (enum pattern)pat);
+				eshm[t][m][pat] = measure(name, run_engine, (enum pattern)pat);
 				print_table_row(&eshm[t][m][pat], &native[t][pat], &eager_copy,
 						&mmsh[t][pat]);
 			}
