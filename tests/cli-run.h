@@ -23,6 +23,12 @@ extern void (*cli_pre_exec)(void);
 /* Run $UFFDGUARD args... as `who`, capturing stdout and stderr. */
 void cli_run(enum who who, const char *const *args, struct cli_result *r);
 #define CLI(who, r, ...) cli_run(who, (const char *const[]){ __VA_ARGS__, NULL }, r)
+
+/* For `status`: a deadline for its probe children that no slow machine
+ * reaches (its default, 1 s and ten holds, is sized for a user's machine,
+ * not for an emulated guest sharing its CPUs with others), where a test
+ * asserts what the probe found rather than when it is stopped. */
+#define PROBE_DEADLINE "--probe-timeout", "120000"
 const char *cli_path(void);
 
 /* Start $UFFDGUARD args... (as this process) without waiting for it:
@@ -89,10 +95,16 @@ void remove_tree(const char *dir);
 		if (!a_ || !b_ || strcmp(a_, b_))                                   \
 			FAIL("%s is \"%s\", want \"%s\"", #a, a_ ? a_ : "(null)", b_); \
 	} while (0)
+/* The failure shows the end of a long haystack: the report holds 1 KiB,
+ * and a command's verdict comes last. */
 #define ASSERT_CONTAINS(hay, needle)                                                \
 	do {                                                                        \
-		if (!strstr((hay), (needle)))                                       \
-			FAIL("%s lacks \"%s\":\n%s", #hay, (needle), (hay));        \
+		const char *h_ = (hay);                                             \
+		size_t l_ = strlen(h_);                                             \
+		if (!strstr(h_, (needle)))                                          \
+			FAIL("%s lacks \"%s\"%s:\n%s", #hay, (needle),                 \
+			     l_ > 800 ? " (its last 800 bytes)" : "",                 \
+			     l_ > 800 ? h_ + l_ - 800 : h_);                          \
 	} while (0)
 
 #endif

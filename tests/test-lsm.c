@@ -1458,7 +1458,7 @@ static bool has_reason(json_object *doc, const char *needle)
 static json_object *status_json(int *exit_code)
 {
 	struct cli_result r;
-	CLI(WHO_ROOT, &r, "status", "--json");
+	CLI(WHO_ROOT, &r, "status", "--json", PROBE_DEADLINE);
 	*exit_code = r.status;
 	return cli_json(&r);
 }
@@ -1506,7 +1506,7 @@ TEST_TIMEOUT(status_reports_the_bpf_lsm_and_its_verdict_accounts_for_it, 600)
 	/* The text report has its line. */
 	APPLY("--host", "--policy", "user-mode-only");
 	struct cli_result r;
-	CLI(WHO_ROOT, &r, "status");
+	CLI(WHO_ROOT, &r, "status", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_CONTAINS(r.out, "bpf lsm         enforcing (program id ");
 	ASSERT_CONTAINS(r.out, "here: the host default");

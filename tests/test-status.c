@@ -90,7 +90,7 @@ static json_object *status_with_device(struct cli_result *r, char *dev, int knob
 	make_private_device(dev, uid, gid, mode);
 	if (prepare)
 		prepare(dev);
-	CLI(WHO_ROOT, r, "status", "--json", "--device", dev, "--hold", hold ? hold : "50");
+	CLI(WHO_ROOT, r, "status", "--json", "--device", dev, "--hold", hold ? hold : "50", PROBE_DEADLINE);
 	remove_private_device(dev);
 	return cli_json(r);
 }
@@ -194,7 +194,7 @@ TEST(text_reports_held_and_refused)
 	ASSERT_CONTAINS(r.out, "verdict: protected (exit 0)");
 
 	sysctl_set(1);
-	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "60");
+	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "60", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_CONTAINS(r.out, "hold 60 ms");
 	/* Every point held for the hold or a little more (any later load). */
@@ -209,7 +209,7 @@ TEST(text_reports_held_and_refused)
 	ASSERT_EQ(rows, 5);
 	ASSERT_CONTAINS(r.out, "verdict: exposed (exit 1)");
 
-	CLI(WHO_ROOT, &r, "status", "--quiet", "--device", dev, "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--quiet", "--device", dev, "--hold", "5", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_EQ(r.out[0], '\0');
 }
@@ -244,21 +244,21 @@ TEST(exposed_reasons_carry_the_command_that_fixes_them)
 	struct cli_result r;
 
 	sysctl_set(1);
-	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5", PROBE_DEADLINE);
 	json_object *j = cli_json(&r);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_EQ(json_object_array_length(jat(j, "verdict.fixes")), 1);
 	ASSERT_CONTAINS(jstr(j, "verdict.fixes.0.reason"),
 			"without UFFD_USER_MODE_ONLY is allowed");
 	ASSERT_CONTAINS(jstr(j, "verdict.fixes.0.fix"), "uffdguard sysctl apply user-mode-only");
-	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_CONTAINS(r.out, "is allowed to unprivileged processes (vm.unprivileged_userfaultfd = "
 			       "1: every process may create descriptors that handle kernel-mode "
 			       "faults)\n    fix: uffdguard sysctl apply user-mode-only --persist");
 
 	sysctl_set(0);
-	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5", PROBE_DEADLINE);
 	j = cli_json(&r);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_EQ(json_object_array_length(jat(j, "verdict.fixes")), 0);
@@ -665,7 +665,7 @@ TEST(without_proc_what_could_not_be_read_is_said)
 
 	sysctl_set(0);
 	cli_pre_exec = without_proc;
-	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 4);
 	ASSERT_CONTAINS(r.out, "vm.unprivileged_userfaultfd: could not read "
 			       "/proc/sys/vm/unprivileged_userfaultfd: /proc is not mounted");
@@ -675,7 +675,7 @@ TEST(without_proc_what_could_not_be_read_is_said)
 	if (strstr(r.out, "= -") || strstr(r.out, "-1 filter") || strstr(r.out, "does not know"))
 		FAIL("a value nobody read:\n%s", r.out);
 
-	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "5", PROBE_DEADLINE);
 	json_object *j = cli_json(&r);
 	ASSERT_TRUE(!jbool(j, "sysctl.proc_mounted"));
 	ASSERT_TRUE(jat(j, "sysctl.value") == NULL);
@@ -684,7 +684,7 @@ TEST(without_proc_what_could_not_be_read_is_said)
 
 	/* The probe still decides what it can prove: exposed. */
 	sysctl_set(1);
-	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--device", dev, "--hold", "5", PROBE_DEADLINE);
 	cli_pre_exec = NULL;
 	ASSERT_EQ(r.status, 1);
 	ASSERT_CONTAINS(r.out, "vm.unprivileged_userfaultfd could not be read");
@@ -706,7 +706,7 @@ static const char *status_on_a_terminal(const char *no_color, char *buf, size_t 
 			unsetenv("NO_COLOR");
 		setenv("TERM", "xterm", 1);
 		execl(path, path, "status", "--device", "/nonexistent/userfaultfd", "--hold", "5",
-		      (char *)NULL);
+		      PROBE_DEADLINE, (char *)NULL);
 		_exit(127);
 	}
 	size_t used = 0;
@@ -732,10 +732,10 @@ TEST(colour_only_on_a_terminal_and_never_with_NO_COLOR)
 	ASSERT_CONTAINS(buf, "\033[1mfix:\033[0m uffdguard sysctl apply");
 	ASSERT_TRUE(!strchr(status_on_a_terminal("1", buf, sizeof(buf)), '\033'));
 	ASSERT_CONTAINS(buf, "verdict: exposed");
-	CLI(WHO_ROOT, &r, "status", "--device", "/nonexistent/userfaultfd", "--hold", "5");
+	CLI(WHO_ROOT, &r, "status", "--device", "/nonexistent/userfaultfd", "--hold", "5", PROBE_DEADLINE);
 	ASSERT_TRUE(!strchr(r.out, '\033')); /* a pipe */
 	CLI(WHO_ROOT, &r, "status", "--color", "always", "--device", "/nonexistent/userfaultfd",
-	    "--hold", "5");
+	    "--hold", "5", PROBE_DEADLINE);
 	ASSERT_CONTAINS(r.out, "\033[1;31mexposed");
 }
 
@@ -786,7 +786,7 @@ TEST(prometheus_textfile_is_written_whole_and_promtool_accepts_it)
 	snprintf(file, sizeof(file), "%s/uffdguard.prom", dir);
 	sysctl_set(1);
 	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", file, "--device",
-	    "/nonexistent/userfaultfd", "--hold", "5");
+	    "/nonexistent/userfaultfd", "--hold", "5", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 1);
 	ASSERT_SYS(stat(file, &st));
 	ASSERT_EQ(st.st_mode & 0777, 0644);
@@ -801,7 +801,7 @@ TEST(prometheus_textfile_is_written_whole_and_promtool_accepts_it)
 
 	sysctl_set(0);
 	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", file, "--device",
-	    "/nonexistent/userfaultfd", "--hold", "5");
+	    "/nonexistent/userfaultfd", "--hold", "5", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 0);
 	read_text(file, text, sizeof(text));
 	ASSERT_CONTAINS(text, "uffdguard_status{status=\"protected\"} 1\n");
@@ -812,7 +812,7 @@ TEST(prometheus_textfile_is_written_whole_and_promtool_accepts_it)
 	snprintf(link, sizeof(link), "%s/link.prom", dir);
 	ASSERT_SYS(symlink("/etc/passwd", link));
 	CLI(WHO_ROOT, &r, "status", "--quiet", "--prometheus", link, "--device",
-	    "/nonexistent/userfaultfd", "--hold", "5");
+	    "/nonexistent/userfaultfd", "--hold", "5", PROBE_DEADLINE);
 	ASSERT_EQ(r.status, 4);
 	ASSERT_CONTAINS(r.err, "symbolic link");
 

@@ -705,7 +705,7 @@ static struct status_seen status_run(const char *dev, const char *const want[4])
 	struct status_seen s = { 0 };
 	char path[64];
 
-	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "50");
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, "--hold", "50", PROBE_DEADLINE);
 	json_object *j = cli_json(&r);
 	s.exit = r.status;
 	snprintf(s.verdict, sizeof(s.verdict), "%s", jstr(j, "verdict.status"));
