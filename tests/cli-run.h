@@ -29,6 +29,7 @@ void cli_run(enum who who, const char *const *args, struct cli_result *r);
  * not for an emulated guest sharing its CPUs with others), where a test
  * asserts what the probe found rather than when it is stopped. */
 #define PROBE_DEADLINE "--probe-timeout", "120000"
+
 const char *cli_path(void);
 
 /* Start $UFFDGUARD args... (as this process) without waiting for it:

@@ -90,7 +90,8 @@ static json_object *status_with_device(struct cli_result *r, char *dev, int knob
 	make_private_device(dev, uid, gid, mode);
 	if (prepare)
 		prepare(dev);
-	CLI(WHO_ROOT, r, "status", "--json", "--device", dev, "--hold", hold ? hold : "50", PROBE_DEADLINE);
+	CLI(WHO_ROOT, r, "status", "--json", "--device", dev, "--hold", hold ? hold : "50",
+	    PROBE_DEADLINE);
 	remove_private_device(dev);
 	return cli_json(r);
 }
