@@ -153,6 +153,7 @@ static struct json_object *outcome_json(const struct profile_outcome *o)
 	json_object_object_add(j, "permits", json_object_new_boolean(profile_outcome_permits(o)));
 	json_object_object_add(j, "rule", o->rule >= 0 ? json_object_new_int(o->rule) : NULL);
 	json_object_object_add(j, "unclear", json_object_new_boolean(o->unclear));
+	json_object_object_add(j, "varies", json_object_new_boolean(o->varies));
 	json_object_object_add(j, "text", json_object_new_string(text));
 	return j;
 }

@@ -87,14 +87,16 @@ bool profile_outcome_permits(const struct profile_outcome *o)
 
 bool profile_outcome_equal(const struct profile_outcome *a, const struct profile_outcome *b)
 {
-	return a->valid == b->valid && a->unclear == b->unclear &&
+	return a->valid == b->valid && a->unclear == b->unclear && a->varies == b->varies &&
 	       (!a->valid || profile_action_equal(&a->action, &b->action));
 }
 
-void profile_outcome_text(const struct profile_outcome *o, char *buf, size_t size)
+/* "refused (errno 1) by syscalls[3]", "allowed by default". */
+static void action_text(bool valid, const struct profile_action *a, int rule, char *buf,
+			size_t size)
 {
-	const char *name = o->valid ? profile_action_name(&o->action) : "";
-	const char *what = !o->valid			       ? "an action no runtime knows"
+	const char *name = valid ? profile_action_name(a) : "";
+	const char *what = !valid			       ? "an action no runtime knows"
 			   : !strcmp(name, "SCMP_ACT_ALLOW")   ? "allowed"
 			   : !strcmp(name, "SCMP_ACT_LOG")     ? "allowed and logged"
 			   : !strcmp(name, "SCMP_ACT_TRACE")   ? "left to a tracer"
@@ -105,19 +107,40 @@ void profile_outcome_text(const struct profile_outcome *o, char *buf, size_t siz
 								    : "refused, killing the thread";
 	char from[48];
 
-	if (o->rule < 0)
+	if (rule < 0)
 		snprintf(from, sizeof(from), "by default");
 	else
-		snprintf(from, sizeof(from), "by syscalls[%d]", o->rule);
+		snprintf(from, sizeof(from), "by syscalls[%d]", rule);
+	if (valid && profile_action_uses_errno(a))
+		snprintf(buf, size, "%s (errno %" PRId64 ") %s", what, a->errno_ret, from);
+	else
+		snprintf(buf, size, "%s %s", what, from);
+}
+
+void profile_outcome_text(const struct profile_outcome *o, char *buf, size_t size)
+{
+	char first[96], other[96];
+
+	action_text(o->valid, &o->action, o->rule, first, sizeof(first));
 	if (o->unclear)
 		snprintf(buf, size,
 			 "unclear: syscalls[%d] and syscalls[%d] both match with different actions, "
 			 "and libseccomp's merge of them decides",
 			 o->rule, o->other_rule);
-	else if (o->valid && profile_action_uses_errno(&o->action))
-		snprintf(buf, size, "%s (errno %" PRId64 ") %s", what, o->action.errno_ret, from);
-	else
-		snprintf(buf, size, "%s %s", what, from);
+	else if (o->varies && o->varied_rule == -2)
+		snprintf(buf, size,
+			 "%s as checked, but its rules look at its arguments in more ways than "
+			 "can all be tried: another form of the same call may fare otherwise",
+			 first);
+	else if (o->varies) {
+		const uint64_t *x = o->varied_args;
+		action_text(o->varied_valid, &o->varied_action, o->varied_rule, other, sizeof(other));
+		snprintf(buf, size,
+			 "not the same in every form of the call: %s as checked, %s with arguments "
+			 "(0x%" PRIx64 ", 0x%" PRIx64 ", 0x%" PRIx64 "), the same call to the kernel",
+			 first, other, x[0], x[1], x[2]);
+	} else
+		snprintf(buf, size, "%s", first);
 }
 
 /* ---- Reading a rule as a runtime does --------------------------------- */
@@ -266,24 +289,10 @@ static void read_action(struct json_object *name, struct json_object *errno_ret,
 	o->valid = profile_action_read(name, errno_ret, &o->action) == 0;
 }
 
-static void outcome_of(struct json_object *prof, enum profile_reader rd, bool ptrace,
-		       enum profile_call call, struct profile_outcome *o)
+/* The outcome of one call, name(args), as the runtime's filter decides it. */
+static void decide(struct json_object *prof, enum profile_reader rd, bool ptrace, const char *name,
+		   const uint64_t *args, struct profile_outcome *o)
 {
-	struct call c;
-	uint64_t args[6] = { 0 };
-	const char *name = "ioctl";
-
-	if (call == PROFILE_CALL_IOCTL_OTHER) {
-		args[0] = 3;
-		args[1] = TCGETS_CMD;
-	} else if (profile_call_is_creation(call, &c) && c.path == CALL_SYSCALL) {
-		name = "userfaultfd";
-		args[0] = c.flags;
-	} else {
-		args[0] = 3;
-		args[1] = PROFILE_IOC_NEW;
-		args[2] = c.flags;
-	}
 	*o = (struct profile_outcome){ .rule = -1, .other_rule = -1 };
 	read_action(field(prof, "defaultAction"), field(prof, "defaultErrnoRet"), o);
 
@@ -307,6 +316,149 @@ static void outcome_of(struct json_object *prof, enum profile_reader rd, bool pt
 			o->other_rule = (int)i;
 		}
 	}
+}
+
+/* ---- The same call in other words ------------------------------------- */
+
+/* The kernel reads userfaultfd(2)'s flags, and USERFAULTFD_IOC_NEW's, as
+ * an int, and ioctl(2)'s fd and command as unsigned ints; a filter compares
+ * all 64 bits of every argument.  So a rule can refuse a call in one form
+ * and let the same call through in another: with O_NONBLOCK, without
+ * O_CLOEXEC, with bits above 32 set, or with any value in an argument the
+ * call does not use.  Each argument a rule's condition looks at is tried
+ * with values of both kinds: the edges of each condition, and the forms
+ * above; the outcome must be one for all of them. */
+#define ARG_VALUES_MAX 24
+#define ARG_TRIES_MAX 4096 /* combinations tried per call, at most */
+#define HIGH32 0xffffffff00000000ull
+
+struct arg_values {
+	uint64_t v[6][ARG_VALUES_MAX];
+	int n[6];
+};
+
+/* Whether the kernel takes x, as argument k of the call, for what the
+ * checked value means. */
+static bool same_for_kernel(bool syscall, bool umo, int k, uint64_t x)
+{
+	uint32_t lo = (uint32_t)x;
+	int flags_at = syscall ? 0 : 2;
+
+	if (k == flags_at)
+		return !(lo & ~POLICY_KNOWN_FLAGS) && !!(lo & POLICY_UFFD_USER_MODE_ONLY) == umo;
+	if (!syscall && k == 1)
+		return lo == PROFILE_IOC_NEW;
+	return true; /* the fd, or an argument the call does not use */
+}
+
+static void add_value(struct arg_values *av, bool syscall, bool umo, int k, uint64_t x)
+{
+	if (!same_for_kernel(syscall, umo, k, x) || av->n[k] == ARG_VALUES_MAX)
+		return;
+	for (int i = 0; i < av->n[k]; i++)
+		if (av->v[k][i] == x)
+			return;
+	av->v[k][av->n[k]++] = x;
+}
+
+/* The values to try for each argument of name(checked): the checked one
+ * first; for an argument some condition looks at, also its other forms
+ * and each condition's edges (a constant, its neighbours, and for a mask
+ * the checked value with the masked bits made to match or not). */
+static void arg_values(struct json_object *prof, enum profile_reader rd, const char *name,
+		       bool syscall, bool umo, const uint64_t *checked, struct arg_values *av)
+{
+	struct json_object *rules = field(prof, "syscalls");
+
+	for (int k = 0; k < 6; k++) {
+		av->n[k] = 0;
+		add_value(av, syscall, umo, k, checked[k]);
+	}
+	for (size_t i = 0; json_object_is_type(rules, json_type_array) &&
+			   i < json_object_array_length(rules);
+	     i++) {
+		struct json_object *r = json_object_array_get_idx(rules, i), *conds = field(r, "args");
+		if (!names_call(r, rd, name) || !json_object_is_type(conds, json_type_array))
+			continue;
+		for (size_t j = 0; j < json_object_array_length(conds); j++) {
+			struct json_object *c = json_object_array_get_idx(conds, j), *idx = field(c, "index");
+			uint64_t a, b;
+			if (!json_object_is_type(idx, json_type_int) || !read_u64(field(c, "value"), &a) ||
+			    !read_u64(field(c, "valueTwo"), &b))
+				continue; /* such a rule holds for nothing */
+			int64_t k = json_object_get_int64(idx);
+			if (k < 0 || k > 5)
+				continue;
+			uint64_t x = checked[k], forms[] = {
+				x ^ 04000u,	       /* O_NONBLOCK */
+				x ^ 02000000u,	       /* O_CLOEXEC */
+				x ^ 02004000u,	       /* both */
+				x | HIGH32,	       /* the high 32 bits */
+				x ^ (1ull << 32),
+				(x & ~a) | (b & a),    /* a mask's bits made to match */
+				(x & ~a) | (~b & a),   /* and not to */
+				x ^ (a & -a),	       /* its lowest bit flipped */
+				a, a - 1, a + 1, b,
+				(uint32_t)a | (x & HIGH32), /* a's low half in x's form */
+			};
+			for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++)
+				add_value(av, syscall, umo, (int)k, forms[f]);
+		}
+	}
+}
+
+static void outcome_of(struct json_object *prof, enum profile_reader rd, bool ptrace,
+		       enum profile_call call, struct profile_outcome *o)
+{
+	struct call c;
+	uint64_t args[6] = { 0 };
+	const char *name = "ioctl";
+	bool creation = profile_call_is_creation(call, &c);
+
+	if (!creation) {
+		args[0] = 3;
+		args[1] = TCGETS_CMD;
+	} else if (c.path == CALL_SYSCALL) {
+		name = "userfaultfd";
+		args[0] = c.flags;
+	} else {
+		args[0] = 3;
+		args[1] = PROFILE_IOC_NEW;
+		args[2] = c.flags;
+	}
+	decide(prof, rd, ptrace, name, args, o);
+	if (!creation) /* any other command: the checked one stands for them */
+		return;
+
+	struct arg_values av;
+	arg_values(prof, rd, name, c.path == CALL_SYSCALL, c.flags & POLICY_UFFD_USER_MODE_ONLY, args,
+		   &av);
+	/* Every combination, as an odometer; the first (all digits 0) is the
+	 * call already decided. */
+	int digit[6] = { 0 };
+	for (int tries = 0; tries < ARG_TRIES_MAX; tries++) {
+		int k = 0;
+		while (k < 6 && ++digit[k] == av.n[k])
+			digit[k++] = 0;
+		if (k == 6)
+			return;
+		uint64_t x[6];
+		for (int i = 0; i < 6; i++)
+			x[i] = av.v[i][digit[i]];
+		struct profile_outcome m;
+		decide(prof, rd, ptrace, name, x, &m);
+		if (profile_outcome_equal(o, &m))
+			continue;
+		o->varies = true;
+		memcpy(o->varied_args, x, sizeof(x));
+		o->varied_action = m.action;
+		o->varied_rule = m.rule;
+		o->varied_valid = m.valid;
+		return;
+	}
+	/* Too many combinations to try them all: say so rather than vouch. */
+	o->varies = true;
+	o->varied_rule = -2;
 }
 
 void profile_view_of(struct json_object *profile, enum profile_reader reader, struct profile_view *v)
@@ -466,7 +618,8 @@ int profile_compare(struct json_object *before, struct json_object *after, enum 
 			/* What the policy does not ask for: a call let through
 			 * that was refused, or with another action; anything
 			 * about other ioctl commands; an unclear outcome. */
-			if (oa->unclear || c == PROFILE_CALL_IOCTL_OTHER || (pa && (!ch->asked || pb))) {
+			if (oa->unclear || oa->varies || c == PROFILE_CALL_IOCTL_OTHER ||
+			    (pa && (!ch->asked || pb))) {
 				profile_outcome_text(ob, b, sizeof(b));
 				profile_outcome_text(oa, a, sizeof(a));
 				char where[128];
@@ -508,7 +661,8 @@ bool profile_view_enforces(const struct profile_view *v, const struct policy *p,
 			if (creation)
 				want_permit = policy_decide(p, k == PROFILE_CLASS_PTRACE, &call) !=
 					      VERDICT_EPERM;
-			if (!o->unclear && (!creation || profile_outcome_permits(o) == want_permit))
+			if (!o->unclear && !o->varies &&
+			    (!creation || profile_outcome_permits(o) == want_permit))
 				continue;
 			profile_outcome_text(o, what, sizeof(what));
 			char where[128];

@@ -71,6 +71,14 @@ struct profile_outcome {
 	int other_rule;  /* with `unclear`: a matching rule with another action */
 	bool unclear;    /* matching rules disagree: libseccomp's merge decides */
 	bool valid;      /* the action could be read at all */
+	/* The same call to the kernel, with other values in bits the kernel
+	 * ignores (a flag it does not test, the high 32 bits, an unused
+	 * argument), gets another outcome: varied_* is that one. */
+	bool varies;
+	uint64_t varied_args[6];
+	struct profile_action varied_action;
+	int varied_rule;
+	bool varied_valid;
 };
 bool profile_outcome_permits(const struct profile_outcome *o);
 bool profile_outcome_equal(const struct profile_outcome *a, const struct profile_outcome *b);

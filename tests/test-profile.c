@@ -1330,6 +1330,66 @@ TEST(cli_check_says_what_each_runtime_makes_of_a_file)
 	remove_tree(dir);
 }
 
+/* --check tries each call in every form the kernel takes for it: a rule
+ * that compares all 64 bits of ioctl's command, or the flags with one
+ * value, refuses one form and lets the same call through in another. */
+TEST(cli_check_tries_every_form_of_a_call)
+{
+	char dir[] = "/tmp/uffdguard-profile.XXXXXX", path[PATH_MAX];
+	struct cli_result r;
+	static const char *const refuse = "{\"defaultAction\": \"SCMP_ACT_ALLOW\", \"syscalls\": [";
+	/* userfaultfd without the flag, the ioctl's flags too: right. */
+	static const char *const flag_tests =
+		"{\"names\": [\"userfaultfd\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\":"
+		" [{\"index\": 0, \"value\": 1, \"valueTwo\": 0, \"op\": \"SCMP_CMP_MASKED_EQ\"}]}";
+	static const char *const ioctl_low32 =
+		"{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\":"
+		" [{\"index\": 1, \"value\": 4294967295, \"valueTwo\": 43520,"
+		" \"op\": \"SCMP_CMP_MASKED_EQ\"},"
+		" {\"index\": 2, \"value\": 1, \"valueTwo\": 0, \"op\": \"SCMP_CMP_MASKED_EQ\"}]}";
+	/* All 64 bits of the command: 0x10000aa00 is the same ioctl. */
+	static const char *const ioctl_64 =
+		"{\"names\": [\"ioctl\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\":"
+		" [{\"index\": 1, \"value\": 43520, \"op\": \"SCMP_CMP_EQ\"},"
+		" {\"index\": 2, \"value\": 1, \"valueTwo\": 0, \"op\": \"SCMP_CMP_MASKED_EQ\"}]}";
+	/* One value of the flags: O_CLOEXEC; 0 is the same call. */
+	static const char *const flags_one =
+		"{\"names\": [\"userfaultfd\"], \"action\": \"SCMP_ACT_ERRNO\", \"args\":"
+		" [{\"index\": 0, \"value\": 524288, \"op\": \"SCMP_CMP_EQ\"}]}";
+	char text[2048];
+
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/p.json", dir);
+
+	snprintf(text, sizeof(text), "%s%s, %s]}", refuse, flag_tests, ioctl_low32);
+	write_text(path, text);
+	CLI(WHO_ROOT, &r, "profile", "--check", path, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_CONTAINS(r.out, "containerd enforces the policy user-mode-only");
+
+	snprintf(text, sizeof(text), "%s%s, %s]}", refuse, flag_tests, ioctl_64);
+	write_text(path, text);
+	CLI(WHO_ROOT, &r, "profile", "--check", path, "--runtime", "containerd");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY, every"
+			       " container: not the same in every form of the call: refused (errno 1)"
+			       " by syscalls[1] as checked, allowed by default with arguments (0x");
+	CLI(WHO_ROOT, &r, "profile", "--check", path, "--runtime", "containerd", "--json");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_EQ(jbool(cli_json(&r), "enforces_policy"), 0);
+	ASSERT_EQ(jbool(r.json, "outcomes.2.varies"), 1);
+	ASSERT_EQ(jbool(r.json, "outcomes.0.varies"), 0);
+
+	snprintf(text, sizeof(text), "%s%s, %s]}", refuse, flags_one, ioctl_low32);
+	write_text(path, text);
+	CLI(WHO_ROOT, &r, "profile", "--check", path, "--runtime", "docker");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.out, "userfaultfd without UFFD_USER_MODE_ONLY, containers without"
+			       " CAP_SYS_PTRACE: not the same in every form of the call: refused"
+			       " (errno 1) by syscalls[0] as checked, allowed by default with arguments");
+	remove_tree(dir);
+}
+
 /* ---- The Security Profiles Operator's object ------------------------------ */
 
 /* Whether o's keys are all in keys (a NULL-terminated list). */
