@@ -748,6 +748,23 @@ TEST(audit_file_is_one_no_other_user_chooses)
 	cli_refused(125, "writable by group or others", args);
 	ASSERT_SYS(unlink(audit));
 
+	/* A directory of another user on the way, who could rename what it
+	 * holds; one everyone may write that is not sticky. */
+	char odir[PATH_MAX + 8], inside[PATH_MAX + 32];
+	snprintf(odir, sizeof(odir), "%s/dir", tmp);
+	snprintf(inside, sizeof(inside), "%s/dir/audit.jsonl", tmp);
+	const char *const via_dir[] = { "run", "--mode", "supervise", "--audit", inside, "--", h,
+					"touch", "TOUCH", NULL };
+	ASSERT_SYS(mkdir(odir, 0755));
+	ASSERT_SYS(chown(odir, other, other));
+	cli_refused(125, "the directory /tmp/", via_dir);
+	cli_refused(125, "/dir belongs to uid", via_dir);
+	ASSERT_SYS(chown(odir, 0, 0));
+	ASSERT_SYS(chmod(odir, 0777));
+	cli_refused(125, "/dir is writable by everyone and not sticky", via_dir);
+	ASSERT_TRUE(access(inside, F_OK) < 0 && errno == ENOENT);
+	ASSERT_SYS(rmdir(odir));
+
 	char *text = slurp(target);
 	ASSERT_STREQ(text, "#!/bin/sh\n");
 	free(text);

@@ -36,13 +36,41 @@ static int splice_target(struct walk *w, const char *target, const char *rest)
 	return 0;
 }
 
-/* Replace *dirfd by a descriptor of `dir` (O_PATH). */
-static int enter(int *dirfd, int at, const char *dir)
+/* Replace *dirfd by a descriptor of `dir` (O_PATH), shown as `shown` in
+ * err.  Whoever may rename what a directory holds chooses what its paths
+ * lead to, so a directory on the way must be a trusted user's, and one
+ * that everyone may write must be sticky (as /tmp is). */
+static int enter(int *dirfd, int at, const char *dir, const char *shown, char *err,
+		 size_t err_size)
 {
 	int fd = openat(at, dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
 
-	if (fd < 0)
-		return -errno;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int r = -errno;
+		snprintf(err, err_size, "%s: %s", shown, strerror(-r));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	if (!trusted_owner(st.st_uid)) {
+		snprintf(err, err_size,
+			 "the directory %s belongs to uid %u, neither root nor the invoking user, "
+			 "who could rename or replace what it holds: give a path through "
+			 "directories of root or the invoking user",
+			 shown, (unsigned)st.st_uid);
+		close(fd);
+		return -EPERM;
+	}
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		snprintf(err, err_size,
+			 "the directory %s is writable by everyone and not sticky, so anyone "
+			 "could rename or replace what it holds: give a path through another "
+			 "directory, or make it sticky (chmod +t)",
+			 shown);
+		close(fd);
+		return -EPERM;
+	}
 	if (*dirfd >= 0)
 		close(*dirfd);
 	*dirfd = fd;
@@ -68,14 +96,14 @@ int trusted_path_resolve(const char *path, int *dirfd, char *name, char *err, si
 	for (;;) {
 		/* An absolute path (or link target) starts again at the root. */
 		if (w.todo[0] == '/') {
-			r = enter(&fd, AT_FDCWD, "/");
+			r = enter(&fd, AT_FDCWD, "/", "/", err, err_size);
 			if (r < 0)
-				goto fail_errno;
+				goto fail;
 			snprintf(done, sizeof(done), "/");
 		} else if (fd < 0) {
-			r = enter(&fd, AT_FDCWD, ".");
+			r = enter(&fd, AT_FDCWD, ".", "the current directory", err, err_size);
 			if (r < 0)
-				goto fail_errno;
+				goto fail;
 		}
 		char *comp = w.todo + strspn(w.todo, "/");
 		size_t len = strcspn(comp, "/");
@@ -160,15 +188,11 @@ int trusted_path_resolve(const char *path, int *dirfd, char *name, char *err, si
 			*dirfd = fd;
 			return 0;
 		}
-		r = enter(&fd, fd, cur);
-		if (r < 0) {
-			snprintf(err, err_size, "%s: %s", done, strerror(-r));
+		r = enter(&fd, fd, cur, done, err, err_size);
+		if (r < 0)
 			goto fail;
-		}
 		memmove(w.todo, rest, strlen(rest) + 1);
 	}
-fail_errno:
-	snprintf(err, err_size, "%s: %s", path, strerror(-r));
 fail:
 	if (fd >= 0)
 		close(fd);

@@ -2,10 +2,12 @@
 /*
  * Paths a privileged process opens on an administrator's word (`run
  * --audit FILE`, `--control DIR`, `--state FILE`).  Whoever owns a
- * symbolic link on the way chooses where it leads, so only links of the
- * trusted users are followed: root and the invoking user.  The path is
- * walked one component at a time with openat(), so what was checked is
- * what is opened.
+ * symbolic link on the way chooses where it leads, and whoever owns a
+ * directory on the way what it holds, so only the links and directories
+ * of the trusted users are taken: root and the invoking user (and a
+ * directory everyone may write only if it is sticky).  The path is walked
+ * one component at a time with openat(), so what was checked is what is
+ * opened.
  */
 #ifndef UFFDGUARD_TRUSTED_PATH_H
 #define UFFDGUARD_TRUSTED_PATH_H
@@ -20,7 +22,8 @@ bool trusted_owner(uid_t uid);
 
 /* Resolve path down to its last component, following the symbolic links
  * of trusted owners (the last component's too) and refusing any other
- * link.  On success *dirfd is an O_PATH descriptor of the directory that
+ * link, and any directory on the way that is not a trusted owner's or is
+ * writable by everyone without the sticky bit.  On success *dirfd is an O_PATH descriptor of the directory that
  * holds the last component, and name (NAME_MAX + 1 bytes) its name, which
  * is not a link and may not exist.  Returns 0, or -errno with a sentence
  * in err that names the component and says what to do. */
