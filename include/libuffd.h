@@ -62,9 +62,10 @@ struct libuffd_open_report {
 
 /* Open a userfaultfd.  Returns the descriptor or a negative errno.
  * With the default path, userfaultfd(2) is tried first and the device is
- * tried when the syscall is refused (EPERM, ENOSYS) and the device can be
- * opened.  UFFD_USER_MODE_ONLY is never dropped silently: a kernel that
- * does not know it fails with -EINVAL.  opts and report may be NULL. */
+ * tried when the syscall is refused (EPERM, EACCES, ENOSYS: a sysctl, a
+ * capability, a security module or a seccomp filter).
+ * UFFD_USER_MODE_ONLY is never dropped silently: a kernel that does not
+ * know it fails with -EINVAL.  opts and report may be NULL. */
 int libuffd_open(const struct libuffd_open_opts *opts,
 		 struct libuffd_open_report *report);
 
@@ -118,10 +119,14 @@ struct libuffd_api {
 };
 
 /* UFFDIO_API on fd.  Enables required | (requested & what the kernel
- * offers).  A required feature the kernel lacks: -EOPNOTSUPP with
- * api->missing naming it; UFFD_FEATURE_EVENT_FORK required without
- * CAP_SYS_PTRACE: -EPERM with api->missing set.  The handshake can be
- * done once per descriptor; a second one fails with -EINVAL. */
+ * offers, as libuffd_kernel_api() reports it): nothing else is asked
+ * for.  A required feature the kernel lacks: -EOPNOTSUPP with
+ * api->missing naming it, before any UFFDIO_API (fd stays usable);
+ * UFFD_FEATURE_EVENT_FORK without CAP_SYS_PTRACE: -EPERM with
+ * api->missing set when required, dropped when only requested.
+ * api->features is what is enabled.  The handshake can be done once per
+ * descriptor; a second one fails with -EINVAL.  See libuffd(3) for when
+ * the offer cannot be learnt. */
 int libuffd_api_handshake(int fd, uint64_t requested, uint64_t required,
 			  struct libuffd_api *api);
 

@@ -45,37 +45,50 @@ LIBUFFD_EXPORT int libuffd_api_handshake(int fd, uint64_t requested, uint64_t re
 	struct uffdio_api raw;
 	struct libuffd_api offer;
 	uint64_t want = requested | required;
+	uint64_t missing;
 
 	memset(api, 0, sizeof(*api));
-	/* Fast path: the kernel has everything asked for.  A failed
-	 * UFFDIO_API leaves the descriptor uninitialised, so we may retry. */
-	int ret = api_ioctl(fd, want, &raw);
-	if (ret == -EINVAL || ret == -EPERM) {
-		int failed = ret;
-		if (libuffd_kernel_api(&offer) < 0)
-			return failed;
-		uint64_t missing = required & ~offer.features;
+	/* Ask the kernel only for what it offers: not every kernel refuses
+	 * the rest.  Before 6.10 (and its stable backports) it enabled,
+	 * unchecked, features its architecture or configuration masks from
+	 * the offer, and failed an unknown feature with EINVAL before
+	 * EVENT_FORK without CAP_SYS_PTRACE with EPERM; from 6.0 until the
+	 * 2023 revert it silently dropped features it did not know.  The
+	 * offer comes from a throw-away descriptor (cached); without it, ask
+	 * for everything and judge by the answer. */
+	int have_offer = want && libuffd_kernel_api(&offer) == 0;
+	if (have_offer) {
+		missing = required & ~offer.features;
 		if (missing) {
 			api->missing = missing;
 			return -EOPNOTSUPP;
 		}
 		want = required | (requested & offer.features);
-		if (failed == -EPERM) {
-			/* Only EVENT_FORK needs CAP_SYS_PTRACE at handshake. */
-			if (required & LIBUFFD_FEATURE_EVENT_FORK) {
-				api->missing = LIBUFFD_FEATURE_EVENT_FORK;
-				return -EPERM;
-			}
-			want &= ~(uint64_t)LIBUFFD_FEATURE_EVENT_FORK;
+	}
+	int ret = api_ioctl(fd, want, &raw);
+	if (ret == -EPERM && (want & LIBUFFD_FEATURE_EVENT_FORK)) {
+		/* Only EVENT_FORK needs CAP_SYS_PTRACE at handshake.  A failed
+		 * UFFDIO_API leaves the descriptor uninitialised: retry. */
+		if (required & LIBUFFD_FEATURE_EVENT_FORK) {
+			api->missing = LIBUFFD_FEATURE_EVENT_FORK;
+			return -EPERM;
 		}
+		want &= ~(uint64_t)LIBUFFD_FEATURE_EVENT_FORK;
 		ret = api_ioctl(fd, want, &raw);
 	}
 	if (ret < 0)
 		return ret;
-	/* raw.features is the kernel's offer; what is enabled is what we
-	 * asked for (the kernel adds WP_UNPOPULATED for WP_ASYNC). */
-	api->features = want;
-	if (want & LIBUFFD_FEATURE_WP_ASYNC)
+	/* raw.features is the kernel's whole offer, not what it enabled. */
+	missing = required & ~raw.features;
+	if (missing) {
+		/* Only without the offer: an older kernel took what it lacks.
+		 * The descriptor's one handshake is spent. */
+		api->missing = missing;
+		return -EOPNOTSUPP;
+	}
+	api->features = want & raw.features;
+	/* The kernel enables WP_UNPOPULATED with WP_ASYNC. */
+	if (api->features & LIBUFFD_FEATURE_WP_ASYNC)
 		api->features |= LIBUFFD_FEATURE_WP_UNPOPULATED;
 	api->ioctls = raw.ioctls;
 	return 0;

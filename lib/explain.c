@@ -40,11 +40,18 @@ static const char *err_text(int err)
 	return d ? d : "unknown error";
 }
 
+/* vm.unprivileged_userfaultfd; -2 when the kernel has none (built without
+ * CONFIG_USERFAULTFD), -1 when it cannot be read here (/proc/sys hidden,
+ * not mounted or not readable). */
 static int sysctl_value(void)
 {
 	char buf[32];
+	struct stat st;
 
-	if (uffd_sys_read_file("/proc/sys/vm/unprivileged_userfaultfd", buf, sizeof(buf)) < 0)
+	int r = uffd_sys_read_file("/proc/sys/vm/unprivileged_userfaultfd", buf, sizeof(buf));
+	if (r == -ENOENT && uffd_sys_stat("/proc/sys/vm/overcommit_memory", &st) == 0)
+		return -2;
+	if (r < 0)
 		return -1;
 	return atoi(buf);
 }
@@ -86,26 +93,36 @@ static int in_init_user_ns(void)
 
 static void explain_syscall(struct text *t, int err, const struct libuffd_open_report *r)
 {
-	int found = 0;
+	int found = 0, seccomp_known = 0;
 	int user_mode_only = r->kernel_flags & UFFD_USER_MODE_ONLY;
 	int sysctl = sysctl_value();
-	unsigned long long seccomp = status_field("Seccomp", 10, &found);
+	unsigned long long seccomp = status_field("Seccomp", 10, &seccomp_known);
 	unsigned long long capeff = status_field("CapEff", 16, &found);
 	int has_cap = found && (capeff >> CAP_SYS_PTRACE_BIT & 1) && in_init_user_ns();
 	int has_cap_in_userns = found && (capeff >> CAP_SYS_PTRACE_BIT & 1) && !in_init_user_ns();
 	int new_semantics = kernel_at_least(5, 11);
-	/* What the kernel itself would decide (fs/userfaultfd.c); 2 denies
-	 * on a kernel with the patch series in uffdguard's kernel/. */
+	/* What the kernel itself would decide (fs/userfaultfd.c): since 5.11
+	 * it allows UFFD_USER_MODE_ONLY to everyone whatever the sysctl says
+	 * (also when /proc/sys cannot be read here, sysctl < 0), except 2 on
+	 * a kernel with the patch series in uffdguard's kernel/. */
 	int kernel_allows = new_semantics
-				    ? (has_cap || sysctl == 1 || (user_mode_only && sysctl == 0))
+				    ? (has_cap || sysctl == 1 || (user_mode_only && sysctl != 2))
 				    : (has_cap || sysctl == 1);
+	char knob[64];
+	if (sysctl < 0)
+		snprintf(knob, sizeof(knob), "vm.unprivileged_userfaultfd (unreadable here)");
+	else
+		snprintf(knob, sizeof(knob), "vm.unprivileged_userfaultfd=%d", sysctl);
 
 	switch (err) {
 	case -ENOSYS:
 		if (seccomp == 2)
 			put(t, "userfaultfd(2) is blocked by a seccomp filter on this process (ENOSYS)");
-		else if (sysctl < 0)
+		else if (sysctl == -2)
 			put(t, "this kernel has no userfaultfd(2): it was built without CONFIG_USERFAULTFD (ENOSYS)");
+		else if (sysctl == -1)
+			put(t, "userfaultfd(2) is not implemented here (ENOSYS): the kernel was built "
+			       "without CONFIG_USERFAULTFD or this process's system call ABI lacks it");
 		else
 			put(t, "userfaultfd(2) is not implemented for this process's system call ABI (ENOSYS)");
 		return;
@@ -130,15 +147,26 @@ static void explain_syscall(struct text *t, int err, const struct libuffd_open_r
 	}
 
 	if (kernel_allows) {
+		const char *why = has_cap ? "CAP_SYS_PTRACE"
+				  : sysctl == 1 ? knob
+				  : "UFFD_USER_MODE_ONLY, which Linux 5.11 and later allow to every process";
 		if (seccomp == 2)
 			put(t, "userfaultfd(2) is refused by a seccomp filter on this process (EPERM); the "
-			       "kernel's own rules (vm.unprivileged_userfaultfd=%d) would allow it", sysctl);
+			       "kernel's own rules (%s) would allow it", why);
 		else
-			put(t, "userfaultfd(2) was refused with EPERM although vm.unprivileged_userfaultfd=%d "
-			       "and this process's privileges should allow it (a security module?)", sysctl);
+			put(t, "userfaultfd(2) was refused with EPERM although the kernel's own rules (%s) "
+			       "should allow it (%s)", why,
+			    seccomp_known ? "a security module?" : "a seccomp filter or a security module?");
 		return;
 	}
-	if (sysctl == 2)
+	if (sysctl < 0 && new_semantics)
+		put(t, "%s: unless it is 1, the kernel (5.11 or later) lets a process without "
+		       "CAP_SYS_PTRACE create only user-mode-only descriptors; this request asked to "
+		       "handle kernel faults and the process lacks CAP_SYS_PTRACE", knob);
+	else if (sysctl < 0)
+		put(t, "%s: unless it is 1, the kernel (before 5.11) denies userfaultfd(2) to every "
+		       "process without CAP_SYS_PTRACE, and this one lacks it", knob);
+	else if (sysctl == 2)
 		put(t, "vm.unprivileged_userfaultfd is 2, which denies userfaultfd(2), even with "
 		       "UFFD_USER_MODE_ONLY, to a process that lacks CAP_SYS_PTRACE, as this one does");
 	else if (new_semantics)

@@ -503,3 +503,48 @@ TEST(explain_cap_in_user_namespace_only)
 	ASSERT_ERR(e->err, -EPERM);
 	ASSERT_SAYS(e, "only inside a user namespace");
 }
+
+/* Explain as `who` chrooted into an empty directory, where neither the
+ * sysctl nor this process's status (/proc) can be read. */
+static void explain_without_proc(enum who who, struct explained *e)
+{
+	char dir[] = "/tmp/uffdguard-noproc.XXXXXX";
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	pid_t pid = ASSERT_SYS(fork());
+	if (pid == 0) {
+		if (chroot(dir) < 0 || chdir("/") < 0)
+			_exit(2);
+		ASSERT_EQ(run_as(who, open_and_explain, e), 0);
+		_exit(0);
+	}
+	int status;
+	ASSERT_SYS(waitpid(pid, &status, 0));
+	ASSERT_SYS(rmdir(dir));
+	ASSERT_EQ(status, 0);
+}
+
+/* Since 5.11 the kernel allows UFFD_USER_MODE_ONLY to every process,
+ * whatever the sysctl: an unreadable sysctl does not make it the cause. */
+TEST(explain_without_proc_sys_reasons_from_the_kernels_rules)
+{
+	require_root();
+	sysctl_set(0);
+	struct explained *e = mmap(NULL, sizeof(*e), PROT_READ | PROT_WRITE,
+				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(e != MAP_FAILED);
+
+	*e = (struct explained){ .flags = LIBUFFD_OPEN_SYSCALL_ONLY, .seccomp_eperm = true };
+	explain_without_proc(WHO_UNPRIV, e);
+	ASSERT_ERR(e->err, -EPERM);
+	ASSERT_SAYS(e, "UFFD_USER_MODE_ONLY, which Linux 5.11 and later allow to every process");
+	ASSERT_SAYS(e, "a seccomp filter or a security module");
+	if (strstr(e->why, "vm.unprivileged_userfaultfd is"))
+		FAIL("blames the sysctl it could not read: %s", e->why);
+
+	/* A descriptor for kernel faults is the sysctl's to allow. */
+	*e = (struct explained){ .flags = LIBUFFD_OPEN_KERNEL_FAULTS | LIBUFFD_OPEN_SYSCALL_ONLY };
+	explain_without_proc(WHO_UNPRIV, e);
+	ASSERT_ERR(e->err, -EPERM);
+	ASSERT_SAYS(e, "vm.unprivileged_userfaultfd (unreadable here): unless it is 1");
+	ASSERT_SAYS(e, "lacks CAP_SYS_PTRACE");
+}

@@ -2,10 +2,19 @@
 /* libuffd's API on the real kernel: open defaults, the handshake, names,
  * ranges and resolvers with their partial-progress errors, events. */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "harness.h"
@@ -139,21 +148,145 @@ TEST(kernel_api_reports_features_and_ioctls)
 	ASSERT_TRUE(!strcmp(libuffd_feature_name(16), "move"));
 }
 
+/* The lowest feature bit this kernel does not offer, asked of the kernel;
+ * skips the case when it offers all 64. */
+static uint64_t unoffered_feature(void)
+{
+	struct libuffd_api offer;
+	ASSERT_OK(libuffd_kernel_api(&offer));
+	for (unsigned int bit = 0; bit < 64; bit++)
+		if (!(offer.features >> bit & 1))
+			return 1ull << bit;
+	SKIP("this kernel offers all 64 feature bits: none is missing to ask for");
+}
+
+/* Watches the UFFDIO_API calls of the calling thread: a seccomp filter
+ * sends them to a listener, and a thread records the features asked for
+ * and lets the kernel run each call (SECCOMP_USER_NOTIF_FLAG_CONTINUE,
+ * Linux 5.5).  The kernel's own answer is not touched. */
+struct api_watch {
+	int listener, stop[2];
+	pthread_t thread;
+	int calls;
+	uint64_t asked; /* every feature any call asked for */
+};
+
+static void *api_watch_main(void *arg)
+{
+	struct api_watch *w = arg;
+
+	for (;;) {
+		struct pollfd p[2] = { { .fd = w->listener, .events = POLLIN },
+				       { .fd = w->stop[0], .events = POLLIN } };
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		if (p[1].revents)
+			return NULL;
+		struct seccomp_notif req;
+		memset(&req, 0, sizeof(req));
+		if (ioctl(w->listener, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0)
+			continue;
+		/* Read the caller's argument as a syscall does, so that
+		 * ThreadSanitizer sees no unsynchronised access. */
+		struct uffdio_api a = { 0 };
+		struct iovec local = { &a, sizeof(a) };
+		struct iovec remote = { (void *)(uintptr_t)req.data.args[2], sizeof(a) };
+		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == sizeof(a)) {
+			w->calls++;
+			w->asked |= a.features;
+		}
+		struct seccomp_notif_resp resp = { .id = req.id,
+						   .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE };
+		ioctl(w->listener, SECCOMP_IOCTL_NOTIF_SEND, &resp);
+	}
+}
+
+static void api_watch_start(struct api_watch *w)
+{
+	/* The low 32 bits of ioctl's second argument. */
+	const unsigned int cmd_off = offsetof(struct seccomp_data, args[1]) +
+				     (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ ? 4 : 0);
+	struct sock_filter insn[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_ioctl, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, cmd_off),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)UFFDIO_API, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
+
+	memset(w, 0, sizeof(*w));
+	ASSERT_SYS(pipe2(w->stop, O_CLOEXEC));
+	ASSERT_SYS(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	/* Only this thread is filtered: the watcher's own calls are not. */
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			  &prog);
+	if (fd < 0)
+		SKIP("needs seccomp user notification (Linux 5.0): %s", strerror(errno));
+	w->listener = (int)fd;
+	ASSERT_EQ(pthread_create(&w->thread, NULL, api_watch_main, w), 0);
+}
+
+static void api_watch_stop(struct api_watch *w)
+{
+	ASSERT_SYS(write(w->stop[1], "", 1));
+	ASSERT_EQ(pthread_join(w->thread, NULL), 0);
+	close(w->listener);
+	close(w->stop[0]);
+	close(w->stop[1]);
+}
+
 TEST(handshake_required_missing_feature_is_named)
 {
+	uint64_t missing = unoffered_feature();
 	int fd = libuffd_open(NULL, NULL);
 	ASSERT_OK(fd);
 	struct libuffd_api api;
-	uint64_t bogus = 1ull << 50;
-	ASSERT_ERR(libuffd_api_handshake(fd, 0, bogus | LIBUFFD_FEATURE_SIGBUS, &api), -EOPNOTSUPP);
-	ASSERT_EQ(api.missing, bogus);
-	/* The failed attempt left the descriptor usable: optional features
-	 * the kernel lacks are dropped, the rest enabled. */
-	ASSERT_OK(libuffd_api_handshake(fd, bogus | LIBUFFD_FEATURE_THREAD_ID, LIBUFFD_FEATURE_SIGBUS,
-					&api));
+	ASSERT_ERR(libuffd_api_handshake(fd, 0, missing | LIBUFFD_FEATURE_SIGBUS, &api), -EOPNOTSUPP);
+	ASSERT_EQ(api.missing, missing);
+	ASSERT_EQ(api.features, 0);
+	/* Refused before UFFDIO_API: the descriptor is still usable, and
+	 * optional features the kernel lacks are dropped, the rest enabled. */
+	ASSERT_OK(libuffd_api_handshake(fd, missing | (1ull << 50) | LIBUFFD_FEATURE_THREAD_ID,
+					LIBUFFD_FEATURE_SIGBUS, &api));
 	ASSERT_EQ(api.features, LIBUFFD_FEATURE_THREAD_ID | LIBUFFD_FEATURE_SIGBUS);
 	ASSERT_EQ(api.missing, 0);
 	ASSERT_ERR(libuffd_api_handshake(fd, 0, 0, &api), -EINVAL); /* once per descriptor */
+	close(fd);
+}
+
+/* Kernels before 6.10 enabled unchecked a feature masked from their offer
+ * when asked for it, and 6.0 to the 2023 revert dropped unknown ones: the
+ * only safe request is one within the offer.  The kernel answering here
+ * would refuse; what is checked is what it was asked. */
+TEST(handshake_asks_the_kernel_only_for_what_it_offers)
+{
+	uint64_t missing = unoffered_feature();
+	struct libuffd_api offer, api;
+	ASSERT_OK(libuffd_kernel_api(&offer)); /* learnt (and cached) before watching */
+	int fd = libuffd_open(NULL, NULL);
+	ASSERT_OK(fd);
+	struct api_watch w;
+
+	api_watch_start(&w);
+	int r1 = libuffd_api_handshake(fd, 0, missing, &api);
+	uint64_t missing1 = api.missing;
+	int calls1 = w.calls; /* the refused handshake is synchronous */
+	int r2 = libuffd_api_handshake(fd, missing | LIBUFFD_FEATURE_THREAD_ID,
+				       LIBUFFD_FEATURE_SIGBUS, &api);
+	api_watch_stop(&w);
+
+	ASSERT_ERR(r1, -EOPNOTSUPP);
+	ASSERT_EQ(missing1, missing);
+	ASSERT_EQ(calls1, 0); /* refused without asking the kernel */
+	ASSERT_OK(r2);
+	ASSERT_EQ(api.features, LIBUFFD_FEATURE_THREAD_ID | LIBUFFD_FEATURE_SIGBUS);
+	ASSERT_EQ(w.calls, 1);
+	ASSERT_EQ(w.asked & ~offer.features, 0);
 	close(fd);
 }
 
@@ -181,6 +314,77 @@ TEST(handshake_event_fork_needs_cap_sys_ptrace)
 {
 	require_root();
 	ASSERT_ERR(run_as(WHO_UNPRIV, handshake_fork_required, NULL), -EPERM);
+}
+
+/* Before 6.10 the kernel checks unknown features (EINVAL) before
+ * EVENT_FORK's privilege (EPERM), since then the other way round: an
+ * optional EVENT_FORK is dropped either way. */
+static int handshake_fork_and_unoffered(void *arg)
+{
+	uint64_t missing = *(uint64_t *)arg;
+	struct libuffd_api api;
+	int fd = libuffd_open(NULL, NULL);
+	if (fd < 0)
+		return fd;
+	int r = libuffd_api_handshake(fd, LIBUFFD_FEATURE_EVENT_FORK | missing,
+				      LIBUFFD_FEATURE_SIGBUS, &api);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (api.missing)
+		return -1000;
+	return api.features == LIBUFFD_FEATURE_SIGBUS ? 0 : -1001;
+}
+
+TEST(handshake_drops_event_fork_beside_an_unoffered_feature)
+{
+	require_root();
+	uint64_t missing = unoffered_feature();
+	ASSERT_ERR(run_as(WHO_UNPRIV, handshake_fork_and_unoffered, &missing), 0);
+}
+
+static int unoffered_bit(void *arg)
+{
+	struct libuffd_api offer;
+	int r = libuffd_kernel_api(&offer);
+	return r < 0 ? r : ~offer.features ? __builtin_ctzll(~offer.features) : 64;
+}
+
+/* Without the kernel's offer (here no descriptor can be opened to learn
+ * it), everything asked for goes to the kernel and its answer decides. */
+static int handshake_without_offer(void *arg)
+{
+	uint64_t missing = *(uint64_t *)arg;
+	struct libuffd_api api;
+	int fd1 = libuffd_open(NULL, NULL), fd2 = libuffd_open(NULL, NULL);
+	int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	struct rlimit rl;
+	if (fd1 < 0 || fd2 < 0 || probe < 0 || getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -1000;
+	close(probe);
+	rl.rlim_cur = (rlim_t)probe; /* every lower descriptor is taken */
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -1001;
+	if (libuffd_kernel_api(&api) != -EMFILE)
+		return -1002;
+	int r = libuffd_api_handshake(fd1, LIBUFFD_FEATURE_THREAD_ID, LIBUFFD_FEATURE_SIGBUS, &api);
+	if (r < 0)
+		return r;
+	if (api.features != (LIBUFFD_FEATURE_THREAD_ID | LIBUFFD_FEATURE_SIGBUS))
+		return -1003;
+	r = libuffd_api_handshake(fd2, 0, missing, &api);
+	return r == -EINVAL || (r == -EOPNOTSUPP && api.missing == missing) ? 0 : r < 0 ? r : -1004;
+}
+
+TEST(handshake_without_the_offer_judges_by_the_kernels_answer)
+{
+	/* Learnt in a child: this process must not have the offer cached. */
+	int bit = run_as(WHO_ROOT, unoffered_bit, NULL);
+	ASSERT_OK(bit);
+	if (bit == 64)
+		SKIP("this kernel offers all 64 feature bits: none is missing to ask for");
+	uint64_t missing = 1ull << bit;
+	ASSERT_ERR(run_as(WHO_ROOT, handshake_without_offer, &missing), 0);
 }
 
 /* ---- resolving, with a handler thread ---------------------------------- */
