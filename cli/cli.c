@@ -72,7 +72,8 @@ void cli_usage(FILE *out)
 {
 	const struct exit_code usage = { EXIT_USAGE, "usage error" };
 	const struct exit_code *e = cli_verb->exit_codes;
-	bool usage_said = false;
+	/* A verb with its own usage code lists it in its table. */
+	bool usage_said = cli_verb->exit_usage != 0;
 	char item[256];
 	int col = 0;
 
@@ -108,7 +109,7 @@ void usage_error(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	cli_usage(stderr);
-	exit(EXIT_USAGE);
+	exit(cli_verb && cli_verb->exit_usage ? cli_verb->exit_usage : EXIT_USAGE);
 }
 
 void cli_bad_option(int c, char **argv)

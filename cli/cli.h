@@ -14,8 +14,8 @@
 
 #include "policy.h"
 
-/* The exit code every verb shares: bad usage (the verb's usage follows
- * the message on standard error). */
+/* The exit code of bad usage (the verb's usage follows the message on
+ * standard error), for every verb but one that sets exit_usage. */
 #define EXIT_USAGE 2
 
 /* One exit code of a verb, as its --help and its man page list it. */
@@ -35,6 +35,10 @@ struct subcommand {
 	const struct exit_code *exit_codes;
 	/* Among them, the one for "uffdguard itself failed" (out of memory). */
 	int exit_failure;
+	/* 0: usage errors exit EXIT_USAGE.  Else their code, one of
+	 * exit_codes whose meaning says so (run: 125, as env(1) and podman
+	 * run, since the command's own 2 must not read as ours). */
+	int exit_usage;
 };
 
 extern const struct subcommand cmd_status;
@@ -47,7 +51,7 @@ extern const struct subcommand cmd_lsm;
  * below starts with "uffdguard VERB: " ("uffdguard: " before that). */
 extern const struct subcommand *cli_verb;
 
-/* The verb's usage and then its exit codes, EXIT_USAGE among them. */
+/* The verb's usage and then its exit codes, its usage error's among them. */
 void cli_usage(FILE *out);
 
 /* A message on standard error with the prefix: the one way to report. */
@@ -57,7 +61,7 @@ __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 /* cli_error(), then exit with `code`. */
 __attribute__((noreturn, format(printf, 2, 3))) void die(int code, const char *fmt, ...);
 /* cli_error(), a blank line and the verb's usage on standard error, then
- * exit EXIT_USAGE. */
+ * exit EXIT_USAGE (or the verb's exit_usage). */
 __attribute__((noreturn, format(printf, 1, 2))) void usage_error(const char *fmt, ...);
 /* For getopt_long() with opterr = 0 and an optstring starting "+:": the
  * usage error for what it returned ':' (a missing argument) or '?' for. */

@@ -2,6 +2,7 @@
 /* uffdguard run: the 2020 series' knobs enforced for one process tree. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,7 +26,8 @@
 
 #define DEFAULT_POLICY "user-mode-only"
 
-/* As env(1) and podman: 125 uffdguard failed, 126 not executable, 127 not found. */
+/* As env(1) and podman run: 125 uffdguard failed (a usage error too), 126 not
+ * executable, 127 not found; anything else is the command's. */
 enum {
 	EXIT_RUN_FAILED = 125,
 	EXIT_CANNOT_EXEC = 126,
@@ -34,7 +36,8 @@ enum {
 
 static const struct exit_code run_exit_codes[] = {
 	{ -1, "the command's (128+N if killed by signal N)" },
-	{ EXIT_RUN_FAILED, "uffdguard cannot enforce the policy (the command is then not started)" },
+	{ EXIT_RUN_FAILED, "uffdguard failed before starting the command: a usage error, or it "
+			   "cannot enforce the policy" },
 	{ EXIT_CANNOT_EXEC, "the command cannot be executed" },
 	{ EXIT_NOT_FOUND, "the command was not found" },
 	{ 0, NULL },
@@ -289,6 +292,26 @@ static void final_report(const struct audit_stats *st, unsigned rate, unsigned r
 		     refused, refused == 1 ? "" : "s");
 }
 
+/* The supervisor once made: a failure before CMD runs takes back what it
+ * made (the knob files, the control directory) before exiting. */
+static struct supervisor *made_sup;
+
+__attribute__((noreturn, format(printf, 1, 2))) static void fail_start(const char *fmt, ...)
+{
+	char msg[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (made_sup) {
+		struct audit_stats st;
+		unsigned refused;
+		supervisor_fini(made_sup, &st, &refused);
+	}
+	die(EXIT_RUN_FAILED, "%s", msg);
+}
+
 static int run_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -349,15 +372,15 @@ static int run_run(int argc, char **argv)
 		};
 		if (supervisor_init(&sup, &so, err, sizeof(err)) < 0)
 			die(EXIT_RUN_FAILED, "%s; not starting %s", err, argv[optind]);
+		made_sup = &sup;
 		policy = sup.policy; /* with the knobs of the state file */
 	}
 	scmp_filter_ctx ctx;
 	if (filter_build(&policy, mode, &ctx, err, sizeof(err)) < 0)
-		die(EXIT_RUN_FAILED, "cannot compile the policy: %s; not starting %s", err,
-		    argv[optind]);
+		fail_start("cannot compile the policy: %s; not starting %s", err, argv[optind]);
 	int sock[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) < 0)
-		die(EXIT_RUN_FAILED, "socketpair: %s; not starting %s", strerror(errno), argv[optind]);
+		fail_start("socketpair: %s; not starting %s", strerror(errno), argv[optind]);
 
 	/* An inherited SIG_IGN of SIGCHLD would have the kernel reap the
 	 * child unseen (no SIGCHLD, no status): ours is the default, CMD gets
@@ -376,12 +399,12 @@ static int run_run(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	cleanup_close int sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sigfd < 0)
-		die(EXIT_RUN_FAILED, "signalfd: %s; not starting %s", strerror(errno), argv[optind]);
+		fail_start("signalfd: %s; not starting %s", strerror(errno), argv[optind]);
 
 	fflush(NULL);
 	pid_t child = fork();
 	if (child < 0)
-		die(EXIT_RUN_FAILED, "fork: %s; not starting %s", strerror(errno), argv[optind]);
+		fail_start("fork: %s; not starting %s", strerror(errno), argv[optind]);
 	if (child == 0) {
 		close(sigfd);
 		close(sock[0]);
@@ -412,10 +435,16 @@ static int run_run(int argc, char **argv)
 		}
 		if (supervisor_attach(&sup, fd, err, sizeof(err)) < 0) {
 			kill(child, SIGKILL);
-			die(EXIT_RUN_FAILED, "%s; not starting %s", err, argv[optind]);
+			waitpid(child, NULL, 0);
+			fail_start("%s; not starting %s", err, argv[optind]);
 		}
-		if (write(sock[0], "", 1) != 1)
-			die(EXIT_RUN_FAILED, "cannot start the command: %s", strerror(errno));
+		if (write(sock[0], "", 1) != 1) {
+			int e = errno;
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			fail_start("cannot start the command: %s", strerror(e));
+		}
+		made_sup = NULL; /* CMD runs: the knob files are live until it ends */
 	}
 	int status = supervise_child(&r);
 	if (r.exec_sock >= 0)
@@ -436,4 +465,5 @@ const struct subcommand cmd_run = {
 	.usage = run_usage,
 	.exit_codes = run_exit_codes,
 	.exit_failure = EXIT_RUN_FAILED,
+	.exit_usage = EXIT_RUN_FAILED,
 };

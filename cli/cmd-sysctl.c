@@ -2,9 +2,10 @@
 /*
  * uffdguard sysctl: the policy through the kernel's own knobs, where the
  * kernel can express it.  Since Linux 5.11 vm.unprivileged_userfaultfd=0
- * is user-mode-only and 1 is allow; a kernel with the patch series in
- * kernel/ adds 2 = deny and vm.unprivileged_userfaultfd_covers_dev, which
- * makes /dev/userfaultfd follow the first knob.  Elsewhere "deny" and the
+ * is user-mode-only and 1 is allow; a kernel with the patch in kernel/
+ * (after the 2020 series' knobs) adds 2 = deny and
+ * vm.unprivileged_userfaultfd_covers_dev, which makes /dev/userfaultfd
+ * follow the first knob.  Elsewhere "deny" and the
  * device have no native setting, and the command says what to use instead.
  */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "atomic-file.h"
 #include "cleanup.h"
 #include "cli.h"
+#include "config.h"
 #include "sysctl.h"
 #include "libuffd.h"
 #include "policy.h"
@@ -44,13 +46,26 @@ static const struct exit_code sysctl_exit_codes[] = {
 #define DEFAULT_DROPIN "/etc/sysctl.d/60-uffdguard.conf"
 #define MAX_SETS 8
 
-/* What enforces a policy the knobs cannot express. */
-static void print_instead(FILE *out, const char *policy)
+/* What enforces a policy the knobs cannot express, widest scope first,
+ * each command as it runs.  `args` is "--policy P [--set K=V]...". */
+static void print_instead(FILE *out, const char *args)
 {
 	fprintf(out,
-		"  for one process tree:  uffdguard run --policy %s -- COMMAND\n"
-		"  for containers:        uffdguard profile --policy %s (an OCI seccomp profile)\n",
-		policy, policy);
+		"  the whole host (BPF LSM):  uffdguard lsm apply --host %s\n"
+		"  one process tree:          uffdguard run %s -- COMMAND\n"
+		"  containers (runc, crun, containerd; Docker and Podman: uffdguard-profile(1)):\n"
+		"    uffdguard profile %s --format oci \\\n"
+		"      --base " UFFDGUARD_DATADIR "/containerd-default.json -o uffd.json\n",
+		args, args, args);
+}
+
+/* "--policy NAME --set K=V ...", as the user gave them. */
+static void policy_args(char *buf, size_t size, const char *name, const char *const *sets,
+			size_t n_sets)
+{
+	int used = snprintf(buf, size, "--policy %s", name);
+	for (size_t i = 0; i < n_sets && used >= 0 && (size_t)used < size; i++)
+		used += snprintf(buf + used, size - (size_t)used, " --set %s", sets[i]);
 }
 
 static void sysctl_usage(FILE *out)
@@ -59,30 +74,36 @@ static void sysctl_usage(FILE *out)
 	      "       uffdguard sysctl apply POLICY [--set cover_device=0|1] [--check] [--json]\n"
 	      "                              [--persist[=FILE] | --persist FILE] [--force]\n\n"
 	      "Show or set vm.unprivileged_userfaultfd, the kernel's own knob, and on a\n"
-	      "kernel with the vm.unprivileged_userfaultfd=2 patch series also\n"
-	      "vm.unprivileged_userfaultfd_covers_dev.  POLICY is named as the kernel\n"
-	      "numbers the knob: user-mode-only (0) or allow (1) on Linux 5.11 or later,\n"
-	      "deny (2) on a kernel with the series.  Elsewhere deny, and covering\n"
-	      "/dev/userfaultfd, need uffdguard run or uffdguard profile.\n\n"
+	      "kernel with the patch in uffdguard's kernel/ directory (it adds 2 = deny,\n"
+	      "after the 2020 series' knobs) also vm.unprivileged_userfaultfd_covers_dev.\n"
+	      "POLICY is named as the kernel numbers the knob: user-mode-only (0) or\n"
+	      "allow (1) on Linux 5.11 or later, deny (2) on a kernel with the patch.\n"
+	      "Elsewhere deny is refused and /dev/userfaultfd follows only its file\n"
+	      "permissions; ignore_cap_sys_ptrace=1 is refused on every kernel (the kernel\n"
+	      "always exempts CAP_SYS_PTRACE).  For those, use uffdguard lsm, run or\n"
+	      "profile, as the refusal says.\n\n"
 	      "Options of show:\n"
 	      "  --json                the same as one JSON object\n"
 	      "Options of apply:\n"
-	      "  --set cover_device=V  1 (the default): on a kernel with the series,\n"
+	      "  --set cover_device=V  1 (the default): on a kernel with the patch,\n"
 	      "                        /dev/userfaultfd follows the knob\n"
 	      "                        (vm.unprivileged_userfaultfd_covers_dev=1); 0 leaves\n"
 	      "                        it to its file permissions\n"
-	      "  --check               change nothing: say what apply would change, and\n"
-	      "                        exit 4 if anything, 0 if nothing\n"
+	      "  --check               change nothing: say what apply would change (and\n"
+	      "                        whether it needs root), and exit 4 if anything,\n"
+	      "                        0 if nothing\n"
 	      "  --json                report as one JSON object (\"changed\": true/false)\n"
 	      "  --persist [FILE]      also write a sysctl.d drop-in, atomically\n"
-	      "                        (default " DEFAULT_DROPIN "); a FILE that\n"
+	      "                        (default " DEFAULT_DROPIN "; FILE\n"
+	      "                        after POLICY, or --persist=FILE); a FILE that\n"
 	      "                        is a symbolic link (say a mask to /dev/null), a\n"
 	      "                        directory or another non-regular file, or whose\n"
 	      "                        directory is missing or not writable, is refused\n"
 	      "                        and nothing is changed\n"
 	      "  --force               write the knob although this kernel gives it\n"
 	      "                        another meaning (before 5.11)\n"
-	      "  --assume-kernel REL   act as on kernel release REL (testing)\n"
+	      "  --assume-kernel REL   act as on kernel release REL, as uname -r gives it\n"
+	      "                        (testing)\n"
 	      "  -h, --help            show this help\n"
 	      "The last line of apply's text is \"changed\" or \"unchanged\" (with --check:\n"
 	      "\"would change\" or \"unchanged\").\n",
@@ -246,7 +267,7 @@ static int sysctl_show(bool json)
 		       sysctl_covers_dev_meaning(cov));
 	printf("  kernel:     Linux %s (%s meaning of the knob%s)\n", rel,
 	       new_sem ? "the 5.11+" : "the pre-5.11",
-	       new_sem && cov >= 0 ? "; 2 denies: the kernel has the patch series" : "");
+	       new_sem && cov >= 0 ? "; 2 denies: the kernel has uffdguard's patch" : "");
 	json_object *list = json_object_object_get(o, "persisted");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		json_object *e = json_object_array_get_idx(list, i);
@@ -272,7 +293,7 @@ static int sysctl_show(bool json)
 
 /* One knob apply sets: its value before, the one asked for. */
 struct knob_plan {
-	const char *name;
+	const char *name, *path;
 	int (*write)(int value);
 	int before, after;
 	const char *meaning;
@@ -315,6 +336,9 @@ static int sysctl_apply(int argc, char **argv)
 	const char *name = NULL, *persist_path = NULL, *release = NULL, *sets[MAX_SETS];
 	size_t n_sets = 0;
 	bool force = false, check = false, json = false;
+	/* "--persist FILE POLICY": FILE was taken for the policy. */
+	int bare_persist = -1;
+	bool name_after_persist = false;
 	char rel[65], err[256];
 
 	for (int i = 1; i < argc; i++) {
@@ -337,6 +361,8 @@ static int sysctl_apply(int argc, char **argv)
 			persist_path = DEFAULT_DROPIN;
 			if (name && i + 1 < argc && argv[i + 1][0] != '-')
 				persist_path = argv[++i];
+			else if (!name)
+				bare_persist = i;
 		} else if (!strcmp(a, "--set") || !strcmp(a, "-s")) {
 			if (i + 1 >= argc)
 				usage_error("option '%s' needs an argument", a);
@@ -344,13 +370,23 @@ static int sysctl_apply(int argc, char **argv)
 				usage_error("more than %d --set options", MAX_SETS);
 			sets[n_sets++] = argv[++i];
 		} else if (!strcmp(a, "--assume-kernel")) {
+			int ma, mi;
 			if (i + 1 >= argc)
 				usage_error("option '--assume-kernel' needs an argument");
 			release = argv[++i];
+			if (!sysctl_parse_release(release, &ma, &mi))
+				usage_error("--assume-kernel: '%s' is not a kernel release: give it "
+					    "as uname -r does (5.10, 6.1.0-28-amd64)",
+					    release);
 		} else if (a[0] == '-') {
 			usage_error("unknown option '%s'", a);
 		} else if (!name) {
 			name = a;
+			name_after_persist = bare_persist == i - 1;
+		} else if (name_after_persist) {
+			usage_error("'%s' after --persist was taken for the POLICY: give FILE after "
+				    "POLICY, or use --persist=FILE",
+				    name);
 		} else {
 			usage_error("unexpected argument '%s'", a);
 		}
@@ -358,8 +394,25 @@ static int sysctl_apply(int argc, char **argv)
 	if (!name)
 		usage_error("apply needs a POLICY: user-mode-only, allow or deny");
 	struct policy p;
-	if (policy_build(name, sets, n_sets, &p, err, sizeof(err)) < 0)
+	if (policy_build(name, sets, n_sets, &p, err, sizeof(err)) < 0) {
+		if (name_after_persist)
+			usage_error("%s ('%s' follows --persist: give FILE after POLICY, or use "
+				    "--persist=FILE)",
+				    err, name);
 		usage_error("%s", err);
+	}
+	char args[512];
+	policy_args(args, sizeof(args), name, sets, n_sets);
+	const char *knob = sysctl_unexpressed_knob(&p);
+	if (knob) {
+		cli_error("refusing: %s cannot express %s=1:\n"
+			  "  the kernel always lets a process with CAP_SYS_PTRACE create any\n"
+			  "  userfaultfd descriptor, whatever the knob says.  To hold such processes\n"
+			  "  to the policy too, use uffdguard's own enforcement:",
+			  SYSCTL_NAME, knob);
+		print_instead(stderr, args);
+		return EXIT_REFUSED;
+	}
 	if (!release)
 		release = release_now(rel, sizeof(rel));
 	bool new_sem = sysctl_new_semantics(release);
@@ -379,14 +432,14 @@ static int sysctl_apply(int argc, char **argv)
 	int value = sysctl_value(&p, new_sem, series);
 	if (value < 0 && new_sem) {
 		cli_error("refusing: %s cannot express deny on Linux %s: since 5.11\n"
-			  "  its 0 lets unprivileged processes create user-mode-only descriptors, and\n"
-			  "  only a kernel built with the patch series that adds the value 2 (in\n"
-			  "  kernel/ of uffdguard's source) denies them altogether; this one lacks it\n"
-			  "  (no %s).\n"
+			  "  its 0 lets unprivileged processes create user-mode-only descriptors;\n"
+			  "  only a kernel with the patch in uffdguard's kernel/ directory denies\n"
+			  "  them altogether (it adds 2 = deny and %s,\n"
+			  "  after the 2020 series' knobs), and this one lacks it.\n"
 			  "  The closest native setting is user-mode-only.  To deny unprivileged\n"
 			  "  callers here, use uffdguard's own enforcement:",
-			  SYSCTL_NAME, release, SYSCTL_COVERS_DEV_PATH);
-		print_instead(stderr, "deny");
+			  SYSCTL_NAME, release, SYSCTL_COVERS_DEV_NAME);
+		print_instead(stderr, args);
 		return EXIT_REFUSED;
 	} else if (value < 0) {
 		die(EXIT_REFUSED,
@@ -400,22 +453,28 @@ static int sysctl_apply(int argc, char **argv)
 	if (now < 0)
 		die(EXIT_FAILED, "cannot read %s: %s%s", SYSCTL_PATH, strerror(-now),
 		    now == -ENOENT ? " (a kernel without userfaultfd)" : "");
-	knobs[n++] = (struct knob_plan){ SYSCTL_NAME, sysctl_write, now, value,
+	knobs[n++] = (struct knob_plan){ SYSCTL_NAME, SYSCTL_PATH, sysctl_write, now, value,
 					  sysctl_meaning(value, new_sem) };
 	if (series)
-		knobs[n++] = (struct knob_plan){ SYSCTL_COVERS_DEV_NAME, sysctl_covers_dev_write, cov,
-						  p.cover_device ? 1 : 0,
+		knobs[n++] = (struct knob_plan){ SYSCTL_COVERS_DEV_NAME, SYSCTL_COVERS_DEV_PATH,
+						  sysctl_covers_dev_write, cov, p.cover_device ? 1 : 0,
 						  sysctl_covers_dev_meaning(p.cover_device ? 1 : 0) };
 
 	/* Everything that can be checked is, before anything is written:
 	 * nothing changes unless everything will. */
-	char text[1024], why[ATOMIC_FILE_REFUSAL_SIZE];
+	char text[1024], why[ATOMIC_FILE_REFUSAL_SIZE], needs_root[1024] = "";
 	bool dropin_changes = false;
 	if (persist_path) {
 		int ret = atomic_file_check(persist_path);
 		if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why)))
 			die(EXIT_FAILED, "not applied: %s", why);
-		if (ret < 0) {
+		if (check && (ret == -EACCES || ret == -EPERM)) {
+			/* A dry run by a user: say that apply needs root. */
+			char dir[PATH_MAX];
+			snprintf(dir, sizeof(dir), "%s", persist_path);
+			snprintf(needs_root, sizeof(needs_root), "cannot write %s in %s: %s",
+				 persist_path, dirname(dir), strerror(-ret));
+		} else if (ret < 0) {
 			char dir[PATH_MAX];
 			snprintf(dir, sizeof(dir), "%s", persist_path);
 			die(EXIT_FAILED, "not applied: cannot write %s in %s: %s%s", persist_path,
@@ -424,10 +483,17 @@ static int sysctl_apply(int argc, char **argv)
 		}
 		dropin_text(text, sizeof(text), preset, knobs, n);
 		dropin_changes = !file_holds(persist_path, text);
+		if (!dropin_changes)
+			needs_root[0] = '\0'; /* nothing to write */
 	}
 	bool changes = dropin_changes;
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		changes |= knobs[i].before != knobs[i].after;
+		if (check && !needs_root[0] && knobs[i].before != knobs[i].after &&
+		    access(knobs[i].path, W_OK) < 0 && (errno == EACCES || errno == EPERM))
+			snprintf(needs_root, sizeof(needs_root), "cannot write %s: %s", knobs[i].path,
+				 strerror(errno));
+	}
 
 	int written = 0;
 	for (; !check && written < n; written++) {
@@ -481,6 +547,9 @@ static int sysctl_apply(int argc, char **argv)
 		json_object_object_add(o, "persist", d);
 		json_object_object_add(o, "device_follows_knob",
 				       json_object_new_boolean(device_governed));
+		/* --check: why apply, as this user, would fail (null: it would not). */
+		json_object_object_add(o, "needs_root",
+				       needs_root[0] ? json_object_new_string(needs_root) : NULL);
 		print_json(o);
 		return finish_output(check && changes ? EXIT_WOULD_CHANGE : 0);
 	}
@@ -498,12 +567,17 @@ static int sysctl_apply(int argc, char **argv)
 		printf("%s %s\n", dropin_changes ? check ? "would persist in" : "persisted in"
 						 : "already persisted in",
 		       persist_path);
-	if (!device_governed) {
+	/* Under allow the device can do nothing the syscall cannot. */
+	if (!device_governed && strcmp(preset, "allow")) {
+		char device_args[64];
+		snprintf(device_args, sizeof(device_args), "--policy %s", preset);
 		printf("note: %s is not governed by the knob%s; to cover it too:\n",
 		       LIBUFFD_DEVICE_PATH,
 		       series ? " (--set cover_device=0)" : " on this kernel");
-		print_instead(stdout, preset);
+		print_instead(stdout, device_args);
 	}
+	if (needs_root[0])
+		printf("note: apply needs root: %s\n", needs_root);
 	printf("%s\n", result);
 	return finish_output(check && changes ? EXIT_WOULD_CHANGE : 0);
 }
@@ -520,10 +594,16 @@ static int sysctl_run(int argc, char **argv)
 	if (!strcmp(action, "show")) {
 		bool json = false;
 		for (int i = 2; i < argc; i++) {
-			if (!strcmp(argv[i], "--json"))
+			if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+				cli_usage(stdout);
+				return 0;
+			} else if (!strcmp(argv[i], "--json")) {
 				json = true;
-			else
+			} else if (argv[i][0] == '-') {
+				usage_error("unknown option '%s'", argv[i]);
+			} else {
 				usage_error("unexpected argument '%s'", argv[i]);
+			}
 		}
 		return sysctl_show(json);
 	}

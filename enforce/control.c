@@ -87,6 +87,7 @@ static int open_dir(struct control *c, const struct policy *p, char *err, size_t
 	char name[NAME_MAX + 1], why[1024];
 	cleanup_close int parent = -1;
 	struct stat st;
+	size_t made = 0; /* knob files this call made: all it removes on failure */
 	int r;
 
 	c->created_dir = false;
@@ -136,6 +137,7 @@ static int open_dir(struct control *c, const struct policy *p, char *err, size_t
 				 strerror(-r));
 			goto fail_why;
 		}
+		made++;
 	}
 	/* Watch the directory opened, not whatever the path names now; after
 	 * the files are made, so that they raise no event. */
@@ -161,7 +163,9 @@ fail_why:
 	snprintf(err, err_size, "control directory: %s", why);
 	forget_watches(c);
 	if (c->dirfd >= 0) {
-		for (size_t i = 0; c->created_dir && i < POLICY_N_KNOBS; i++)
+		/* Also in a directory that was there: else the next start finds
+		 * it not empty. */
+		for (size_t i = 0; i < made; i++)
 			unlinkat(c->dirfd, policy_knobs[i].name, 0);
 		close(c->dirfd);
 		c->dirfd = -1;

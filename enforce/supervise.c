@@ -138,14 +138,20 @@ struct caller {
 
 static void read_caller(pid_t tid, bool want_exe, struct caller *c)
 {
-	char path[96], buf[4096];
+	char path[96];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
 
 	*c = (struct caller){ .tgid = -1, .uid = -1 };
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", tid, tid);
-	cleanup_close int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-	buf[n > 0 ? n : 0] = '\0';
-	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+	/* Line by line, each whole: a Groups: line of 65536 groups is some
+	 * 700 KiB, and CapEff: comes after it.  Missing lines leave the
+	 * caller unprivileged (cap_eff 0): the test fails closed. */
+	cleanup_file FILE *f = fopen(path, "re");
+	while (f && (n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[n - 1] = '\0';
 		if (!strncmp(line, "Name:\t", 6))
 			snprintf(c->comm, sizeof(c->comm), "%s", line + 6);
 		else if (!strncmp(line, "Tgid:", 5))
@@ -155,6 +161,7 @@ static void read_caller(pid_t tid, bool want_exe, struct caller *c)
 		else if (!strncmp(line, "CapEff:", 7))
 			c->cap_eff = strtoull(line + 7, NULL, 16);
 	}
+	free(line);
 	/* Unreadable means not initial: the test fails closed. */
 	struct stat st;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/ns/user", tid, tid);

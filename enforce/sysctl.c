@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,18 +10,43 @@
 #include "cleanup.h"
 #include "sysctl.h"
 
-static bool release_at_least(const char *release, int major, int minor)
+/* A decimal number of at most 6 digits at *s, advancing *s; -1 if none
+ * (no sign, no blanks: sscanf's %d would take " -5"). */
+static long number(const char **s)
 {
-	int ma, mi;
+	long n = 0;
+	int digits = 0;
 
-	if (sscanf(release, "%d.%d", &ma, &mi) != 2)
-		return true;
-	return ma > major || (ma == major && mi >= minor);
+	for (; isdigit((unsigned char)**s) && digits < 7; (*s)++, digits++)
+		n = n * 10 + (**s - '0');
+	return digits == 0 || digits > 6 ? -1 : n;
+}
+
+bool sysctl_parse_release(const char *release, int *major, int *minor)
+{
+	const char *s = release;
+	long ma = number(&s);
+
+	if (ma < 0 || *s++ != '.')
+		return false;
+	long mi = number(&s);
+	/* What follows MAJOR.MINOR in uname -r: ".PATCH", "-28-amd64", "+". */
+	if (mi < 0 || (*s && !strchr(".-+_~", *s)))
+		return false;
+	*major = (int)ma;
+	*minor = (int)mi;
+	return true;
 }
 
 bool sysctl_new_semantics(const char *release)
 {
-	return release_at_least(release, 5, 11);
+	int ma, mi;
+
+	/* The running kernel's own release, whatever its local suffix:
+	 * MAJOR.MINOR at its start, and a kernel too odd to say counts as new. */
+	if (!sysctl_parse_release(release, &ma, &mi) && sscanf(release, "%d.%d", &ma, &mi) != 2)
+		return true;
+	return ma > 5 || (ma == 5 && mi >= 11);
 }
 
 static int read_value(const char *path)
@@ -111,7 +137,7 @@ const char *sysctl_meaning(int value, bool new_semantics)
 				 "(before Linux 5.11)";
 	if (value == SYSCTL_DENY && new_semantics)
 		return "a process without CAP_SYS_PTRACE may not create userfaultfd descriptors at "
-		       "all (a kernel with the vm.unprivileged_userfaultfd=2 patch)";
+		       "all (a kernel with the patch in uffdguard's kernel/ that adds 2 = deny)";
 	return "a value this tool does not know";
 }
 
@@ -126,8 +152,19 @@ const char *sysctl_covers_dev_meaning(int value)
 	return "a value this tool does not know";
 }
 
+const char *sysctl_unexpressed_knob(const struct policy *p)
+{
+	/* The kernel's capable(CAP_SYS_PTRACE) exempts its holders at every
+	 * value; only allow, which checks nobody, is the same without it. */
+	if (p->privilege == POLICY_PRIV_NOBODY && strcmp(policy_name(p), "allow"))
+		return "ignore_cap_sys_ptrace";
+	return NULL;
+}
+
 int sysctl_value(const struct policy *p, bool new_semantics, bool has_deny)
 {
+	if (sysctl_unexpressed_knob(p))
+		return -1;
 	for (int value = 0; value <= (new_semantics && has_deny ? SYSCTL_DENY : 1); value++)
 		if (!strcmp(sysctl_policy_name(value, new_semantics), policy_name(p)))
 			return value;

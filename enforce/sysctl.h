@@ -2,8 +2,9 @@
 /*
  * vm.unprivileged_userfaultfd, the kernel's own knob, and what it means on
  * the running kernel: `uffdguard sysctl` sets it, `uffdguard status`
- * reports it.  A kernel with the patch series in kernel/ also accepts 2
- * (deny unprivileged callers altogether) and has a second knob,
+ * reports it.  A kernel with uffdguard's patch (kernel/ of the source,
+ * after the knobs of the 2020 series) also accepts 2 (deny unprivileged
+ * callers altogether) and has a second knob,
  * vm.unprivileged_userfaultfd_covers_dev, that makes /dev/userfaultfd
  * follow the first.
  */
@@ -22,8 +23,13 @@
  * callers, on a kernel with the series (which also has the second knob). */
 #define SYSCTL_DENY 2
 
-/* Linux 5.11 changed the meaning of 0 (see sysctl_meaning()); an
- * unparsable release ("6.18.44-...") counts as new. */
+/* A kernel release as uname -r gives it: MAJOR.MINOR, then nothing or
+ * one of ".-+_~" and anything ("6.1.0-28-amd64").  False for anything
+ * else ("garbage", "6", "6.x"). */
+bool sysctl_parse_release(const char *release, int *major, int *minor);
+/* Linux 5.11 changed the meaning of 0 (see sysctl_meaning()).  Lenient,
+ * for the running kernel's release: MAJOR.MINOR at its start is enough,
+ * and one without even that counts as new. */
 bool sysctl_new_semantics(const char *release);
 
 /* The value of vm.unprivileged_userfaultfd (0 or more), or -errno
@@ -47,9 +53,14 @@ const char *sysctl_meaning(int value, bool new_semantics);
 /* The same for vm.unprivileged_userfaultfd_covers_dev. */
 const char *sysctl_covers_dev_meaning(int value);
 
+/* The knob of p no value of the kernel's knobs can express, or NULL:
+ * ignore_cap_sys_ptrace=1 (the kernel always exempts CAP_SYS_PTRACE)
+ * unless p is allow, which checks nobody anyway. */
+const char *sysctl_unexpressed_knob(const struct policy *p);
 /* The value whose effect on unprivileged callers is p's on such a kernel,
  * or -1 when none is: deny on 5.11 and later without the series
- * (has_deny false), user-mode-only before 5.11. */
+ * (has_deny false), user-mode-only before 5.11, or a policy with a knob
+ * sysctl_unexpressed_knob() names. */
 int sysctl_value(const struct policy *p, bool new_semantics, bool has_deny);
 
 #endif

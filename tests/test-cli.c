@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The command line: --help, --version, and usage errors (exit 2). */
+/* The command line: --help, --version, and usage errors (exit 2; run's
+ * exit 125, as env(1)'s, apart from its command's own codes). */
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -63,6 +64,54 @@ TEST(subcommand_unknown_option_is_a_usage_error)
 	ASSERT_TRUE(strstr(o->out, "Usage: uffdguard status"));
 }
 
+/* --help and -h, after every verb and every action of one, show its help
+ * on standard output and do nothing else. */
+TEST(every_verb_and_action_takes_help)
+{
+	static const char *const cases[][2] = {
+		{ "status", NULL },   { "run", NULL },	      { "sysctl", NULL },
+		{ "sysctl", "show" }, { "sysctl", "apply" },  { "profile", NULL },
+		{ "lsm", NULL },      { "lsm", "apply" },     { "lsm", "show" },
+		{ "lsm", "remove" },  { "lsm", "audit" },
+	};
+	static const char *const flags[] = { "--help", "-h" };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (size_t f = 0; f < 2; f++) {
+			const char *args[4] = { cases[i][0], cases[i][1] ? cases[i][1] : flags[f],
+						cases[i][1] ? flags[f] : NULL, NULL };
+			char want[64];
+			cli_run(WHO_ROOT, args, &result);
+			snprintf(want, sizeof(want), "Usage: uffdguard %s", cases[i][0]);
+			if (result.status != 0 || !strstr(result.out, want) || result.err[0])
+				FAIL("uffdguard %s %s %s: exit %d, stdout \"%.60s\", stderr \"%s\"",
+				     args[0], args[1], args[2] ? args[2] : "", result.status,
+				     result.out, result.err);
+		}
+	}
+}
+
+/* run's own usage errors exit 125, so that the command's 2 stays its own. */
+TEST(run_usage_errors_exit_125_apart_from_the_commands_2)
+{
+	struct cli_result *o = RUN("run", "--", "sh", "-c", "exit 2");
+	ASSERT_EQ(o->status, 2);
+	ASSERT_EQ(o->err[0], '\0');
+	static const char *const bad[][5] = {
+		{ "run", NULL },
+		{ "run", "--bogus", "--", "true" },
+		{ "run", "true", NULL },
+		{ "run", "--policy", "permissive", "--" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cli_run(WHO_ROOT, bad[i], &result);
+		if (result.status != 125)
+			FAIL("uffdguard %s %s: exit %d, want 125", bad[i][0], bad[i][1] ? bad[i][1] : "",
+			     result.status);
+		ASSERT_CONTAINS(result.err, "Usage: uffdguard run");
+	}
+}
+
 /* Every verb has the same shape: --policy at most once and --set any
  * number of times (run and profile), one wording for a missing argument,
  * "uffdguard VERB: " before every message, and its exit codes in --help. */
@@ -73,7 +122,7 @@ TEST(policy_given_twice_is_a_usage_error_in_every_verb)
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
 		struct cli_result *o = RUN(verbs[i][0], "--policy", "deny", "-p", "allow", verbs[i][1],
 					   verbs[i][2]);
-		ASSERT_EQ(o->status, 2);
+		ASSERT_EQ(o->status, strcmp(verbs[i][0], "run") ? 2 : 125);
 		ASSERT_TRUE(strstr(o->err, "--policy given twice ('deny', then 'allow')"));
 		ASSERT_TRUE(!strncmp(o->err, "uffdguard ", 10) &&
 			    !strncmp(o->err + 10, verbs[i][0], strlen(verbs[i][0])));
@@ -100,7 +149,7 @@ TEST(missing_arguments_read_the_same_in_every_verb)
 					   strcmp(cases[i][1], cases[i][2]) ? cases[i][2] : NULL);
 		snprintf(want, sizeof(want), "uffdguard %s: option '%s' needs an argument\n\nUsage: ",
 			 cases[i][0], cases[i][2]);
-		ASSERT_EQ(o->status, 2);
+		ASSERT_EQ(o->status, strcmp(cases[i][0], "run") ? 2 : 125);
 		if (strncmp(o->err, want, strlen(want)))
 			FAIL("%s %s: stderr is \"%s\", want it to start \"%s\"", cases[i][0],
 			     cases[i][1], o->err, want);
@@ -116,7 +165,14 @@ TEST(every_verb_lists_its_exit_codes_in_its_help)
 		ASSERT_EQ(o->status, 0);
 		const char *e = strstr(o->out, "\nExit status: ");
 		ASSERT_TRUE(e != NULL);
-		ASSERT_TRUE(strstr(e, " 2 usage error"));
+		char text[2048]; /* as one line: --help wraps it */
+		snprintf(text, sizeof(text), "%s", e + 1);
+		for (char *c = text; *c; c++)
+			*c = *c == '\n' ? ' ' : *c;
+		/* run's usage errors are 125, as env(1)'s. */
+		ASSERT_CONTAINS(text, strcmp(verbs[i], "run") ? " 2 usage error"
+							      : " 125 uffdguard failed before starting "
+								"the command: a usage error");
 		ASSERT_EQ(o->out[strlen(o->out) - 2], '.');
 	}
 }

@@ -7,6 +7,7 @@
  * so that uffdguard is the only gate.
  */
 #include <fcntl.h>
+#include <grp.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <poll.h>
@@ -527,19 +528,19 @@ TEST(bad_input_is_refused_before_starting)
 	const char *h = run_helper_path();
 
 	setup();
-	cli_refused(2, "valid policies are allow, user-mode-only, deny",
+	cli_refused(125, "valid policies are allow, user-mode-only, deny",
 		(const char *const[]){ "run", "--policy", "permissive", "--", h, "touch", "TOUCH", NULL });
-	cli_refused(2, "valid values are 0 and 1",
+	cli_refused(125, "valid values are 0 and 1",
 		(const char *const[]){ "run", "--set", "unprivileged_userfaultfd=2", "--", h, "touch",
 				       "TOUCH", NULL });
-	cli_refused(2, "unknown knob",
+	cli_refused(125, "unknown knob",
 		(const char *const[]){ "run", "--set", "sysctl=1", "--", h, "touch", "TOUCH", NULL });
-	cli_refused(2, "missing '--'",
+	cli_refused(125, "missing '--'",
 		(const char *const[]){ "run", "--policy", "deny", h, "touch", "TOUCH", NULL });
-	cli_refused(2, "missing the command", (const char *const[]){ "run", "--policy", "deny", "--", NULL });
-	cli_refused(2, "valid modes are filter and supervise",
+	cli_refused(125, "missing the command", (const char *const[]){ "run", "--policy", "deny", "--", NULL });
+	cli_refused(125, "valid modes are filter and supervise",
 		(const char *const[]){ "run", "--mode", "trace", "--", h, "touch", "TOUCH", NULL });
-	cli_refused(2, "need --mode supervise",
+	cli_refused(125, "need --mode supervise",
 		(const char *const[]){ "run", "--audit", "/tmp/x", "--", h, "touch", "TOUCH", NULL });
 	cli_refused(125, "cannot open the audit file",
 		(const char *const[]){ "run", "--mode", "supervise", "--audit",
@@ -547,18 +548,18 @@ TEST(bad_input_is_refused_before_starting)
 	cli_refused(125, "control directory",
 		(const char *const[]){ "run", "--mode", "supervise", "--control",
 				       "/nonexistent/dir/ctl", "--", h, "touch", "TOUCH", NULL });
-	cli_refused(2, "from 0 (no limit) to 1000000",
+	cli_refused(125, "from 0 (no limit) to 1000000",
 		(const char *const[]){ "run", "--mode", "supervise", "--audit", "/tmp/x",
 				       "--audit-rate", "10/s", "--", h, "touch", "TOUCH", NULL });
-	cli_refused(2, "give --audit too",
+	cli_refused(125, "give --audit too",
 		(const char *const[]){ "run", "--mode", "supervise", "--audit-rate", "5", "--", h,
 				       "touch", "TOUCH", NULL });
-	cli_refused(2, "give --control too",
+	cli_refused(125, "give --control too",
 		(const char *const[]){ "run", "--mode", "supervise", "--state", "/tmp/x", "--", h,
 				       "touch", "TOUCH", NULL });
-	cli_refused(2, "valid values are started",
+	cli_refused(125, "valid values are started",
 		(const char *const[]){ "run", "--ready", "now", "--", h, "touch", "TOUCH", NULL });
-	cli_refused(2, "--audit needs a value",
+	cli_refused(125, "--audit needs a value",
 		(const char *const[]){ "run", "--mode", "supervise", "--audit", "", "--", h, "touch",
 				       "TOUCH", NULL });
 	cli_refused(125, "writable by group or others",
@@ -1042,6 +1043,63 @@ TEST_TIMEOUT(audit_to_the_journal_has_structured_fields, 90)
 	free(rd.buf);
 	unlink(sock_path);
 	rmdir(fake_journal);
+}
+
+/* 2000 supplementary groups: a Groups: line of some 14 KiB in
+ * /proc/PID/status, before the CapEff: line. */
+static void many_groups(void)
+{
+	static gid_t groups[2000];
+
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		groups[i] = (gid_t)(1000000 + i);
+	if (setgroups(sizeof(groups) / sizeof(groups[0]), groups) < 0)
+		_exit(126);
+}
+
+/* The supervisor reads the caller's status whole: a caller with
+ * CAP_SYS_PTRACE and many groups is privileged, not refused. */
+TEST_TIMEOUT(a_privileged_caller_with_many_groups_is_privileged, 60)
+{
+	struct cli_result r;
+
+	setup();
+	cli_pre_exec = many_groups;
+	CLI(WHO_ROOT, &r, "run", "--mode", "supervise", "--policy", "user-mode-only", "--",
+	    run_helper_path(), "probe", "root", "-");
+	cli_pre_exec = NULL;
+	if (r.status != 0)
+		FAIL("exit %d: %s", r.status, r.err);
+	/* Without the flag: only a privileged caller may. */
+	ASSERT_CONTAINS(r.out, "sys 0 0\n");
+	ASSERT_CONTAINS(r.out, "sys 80000 0\n");
+}
+
+/* A start that fails after making some knob files in a directory that
+ * was there (empty) removes them: else the next start finds it "not
+ * empty".  A tmpfs with room for the directory and two files makes the
+ * third knob fail. */
+TEST(control_files_made_before_a_failure_are_removed)
+{
+	char tmp[] = "/tmp/uffdguard-ctl.XXXXXX", dir[PATH_MAX];
+
+	setup();
+	ASSERT_TRUE(mkdtemp(tmp) != NULL);
+	ASSERT_SYS(unshare(CLONE_NEWNS)); /* this case's process only */
+	ASSERT_SYS(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	if (mount("none", tmp, "tmpfs", 0, "nr_inodes=4,mode=0755") < 0) {
+		rmdir(tmp);
+		SKIP("cannot mount a tmpfs to try: %s", strerror(errno));
+	}
+	snprintf(dir, sizeof(dir), "%s/ctl", tmp);
+	ASSERT_SYS(mkdir(dir, 0700));
+	cli_refused(125, ": No space left on device; not starting",
+		(const char *const[]){ "run", "--mode", "supervise", "--control", dir, "--",
+				       run_helper_path(), "touch", "TOUCH", NULL });
+	size_t left = dir_entries(dir);
+	umount2(tmp, MNT_DETACH);
+	rmdir(tmp);
+	ASSERT_EQ(left, 0);
 }
 
 static char cgroup_dir[PATH_MAX];

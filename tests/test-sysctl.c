@@ -50,8 +50,8 @@ static void covers_dev_set(int value)
 static void require_series(void)
 {
 	if (covers_dev_get() < 0)
-		SKIP("%s is missing: a kernel without the vm.unprivileged_userfaultfd=2 patch "
-		     "series (kernel/)", SYSCTL_COVERS_DEV_PATH);
+		SKIP("%s is missing: a kernel without the patch in kernel/ that adds "
+		     "vm.unprivileged_userfaultfd=2", SYSCTL_COVERS_DEV_PATH);
 }
 
 TEST(show_tells_the_value_and_its_meaning)
@@ -106,15 +106,17 @@ TEST(deny_is_not_expressible_and_points_elsewhere)
 
 	require_root();
 	if (covers_dev_get() >= 0)
-		SKIP("this kernel has the vm.unprivileged_userfaultfd=2 patch series: deny is "
-		     "expressible (deny_writes_2_and_covers_the_device checks it)");
+		SKIP("this kernel has the patch in kernel/ that adds "
+		     "vm.unprivileged_userfaultfd=2: deny is expressible "
+		     "(deny_writes_2_and_covers_the_device checks it)");
 	sysctl_set(1);
 	CLI(WHO_ROOT, &r, "sysctl", "apply", "deny");
 	ASSERT_EQ(r.status, 3);
 	ASSERT_EQ(sysctl_get(), 1);
 	ASSERT_CONTAINS(r.err, "cannot express deny");
-	ASSERT_CONTAINS(r.err, "uffdguard run --policy");
-	ASSERT_CONTAINS(r.err, "uffdguard profile");
+	ASSERT_CONTAINS(r.err, "uffdguard lsm apply --host --policy deny\n");
+	ASSERT_CONTAINS(r.err, "uffdguard run --policy deny -- COMMAND\n");
+	ASSERT_CONTAINS(r.err, "uffdguard profile --policy deny --format oci \\\n");
 	CLI(WHO_ROOT, &r, "sysctl", "apply", "2");
 	ASSERT_EQ(r.status, 3);
 	ASSERT_EQ(sysctl_get(), 1);
@@ -465,6 +467,8 @@ TEST(usage_errors_exit_2)
 		{ "sysctl", "apply", "allow", "--bogus" },
 		{ "sysctl", "apply", "allow", "extra" },
 		{ "sysctl", "apply", "--assume-kernel", NULL },
+		{ "sysctl", "apply", "allow", "--assume-kernel", "garbage" },
+		{ "sysctl", "show", "--bogus" },
 	};
 	struct cli_result r;
 
@@ -475,9 +479,233 @@ TEST(usage_errors_exit_2)
 		ASSERT_EQ(r.status, 2);
 		ASSERT_CONTAINS(r.err, "Usage: uffdguard sysctl");
 	}
-	CLI(WHO_ROOT, &r, "sysctl", "--help");
+	static const char *const help[][4] = {
+		{ "sysctl", "--help" }, { "sysctl", "-h" }, { "sysctl", "show", "--help" },
+		{ "sysctl", "show", "-h" }, { "sysctl", "apply", "--help" }, { "sysctl", "apply", "-h" },
+	};
+	for (size_t i = 0; i < sizeof(help) / sizeof(help[0]); i++) {
+		cli_run(WHO_ROOT, help[i], &r);
+		ASSERT_EQ(r.status, 0);
+		ASSERT_CONTAINS(r.out, "Usage: uffdguard sysctl show");
+		ASSERT_EQ(r.err[0], '\0');
+	}
+}
+
+/* The kernel's capable(CAP_SYS_PTRACE) exempts its holders at every value
+ * of the knob: ignore_cap_sys_ptrace=1 is refused, not dropped, except
+ * under allow, which checks nobody. */
+TEST(a_knob_the_kernel_cannot_express_is_refused)
+{
+	static const char *const policies[] = { "user-mode-only", "deny" };
+	struct cli_result r;
+
+	require_root();
+	sysctl_set(1);
+	for (size_t i = 0; i < 2; i++) {
+		for (int check = 0; check < 2; check++) {
+			CLI(WHO_ROOT, &r, "sysctl", "apply", policies[i], "--set",
+			    "ignore_cap_sys_ptrace=1", check ? "--check" : "--json");
+			if (r.status != 3)
+				FAIL("%s ignore_cap_sys_ptrace=1%s: exit %d, want 3: %s%s", policies[i],
+				     check ? " --check" : "", r.status, r.out, r.err);
+			ASSERT_CONTAINS(r.err, "cannot express ignore_cap_sys_ptrace=1");
+			ASSERT_CONTAINS(r.err, "CAP_SYS_PTRACE");
+			char want[128];
+			snprintf(want, sizeof(want),
+				 "uffdguard lsm apply --host --policy %s --set ignore_cap_sys_ptrace=1\n",
+				 policies[i]);
+			ASSERT_CONTAINS(r.err, want);
+			ASSERT_EQ(r.out[0], '\0');
+			ASSERT_EQ(sysctl_get(), 1);
+		}
+	}
+	/* Under allow nobody is checked: the knob changes nothing. */
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "allow", "--set", "ignore_cap_sys_ptrace=1", "--check");
 	ASSERT_EQ(r.status, 0);
-	ASSERT_CONTAINS(r.out, "Usage: uffdguard sysctl show");
+	ASSERT_CONTAINS(r.out, "\nunchanged\n");
+}
+
+/* --assume-kernel takes a release as uname -r gives it, nothing else;
+ * the running kernel's own release is read leniently. */
+TEST(assume_kernel_refuses_what_is_not_a_release)
+{
+	static const char *const bad[] = { "garbage", "6", "6.", "6.x", " 6.1", "-6.1", "6.1x", "" };
+	static const char *const good[] = { "6.1.0-28-amd64", "5.11", "6.12.9+bpo-amd64",
+					     "5.15.0_rc1" };
+	struct cli_result r;
+	int ma, mi;
+
+	require_root();
+	sysctl_set(0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--check", "--assume-kernel",
+		    bad[i]);
+		if (r.status != 2)
+			FAIL("--assume-kernel '%s': exit %d, want 2: %s", bad[i], r.status, r.err);
+		ASSERT_CONTAINS(r.err, "is not a kernel release");
+		ASSERT_TRUE(!sysctl_parse_release(bad[i], &ma, &mi));
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--check", "--assume-kernel",
+		    good[i]);
+		if (r.status != 0)
+			FAIL("--assume-kernel '%s': exit %d, want 0: %s", good[i], r.status, r.err);
+	}
+	ASSERT_TRUE(sysctl_parse_release("6.1.0-28-amd64", &ma, &mi));
+	ASSERT_EQ(ma, 6);
+	ASSERT_EQ(mi, 1);
+	/* Before 5.11: refused as before, not taken for a new kernel. */
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--check", "--assume-kernel",
+	    "5.10.0-23-amd64");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.err, "before 5.11");
+	ASSERT_TRUE(!sysctl_new_semantics("5.10.0-23-amd64"));
+	ASSERT_TRUE(sysctl_new_semantics("6.1.0-28-amd64"));
+	ASSERT_TRUE(sysctl_new_semantics("6.1custom"));
+}
+
+/* "--persist FILE POLICY" reads FILE as the policy: say how to write it. */
+TEST(persist_file_before_the_policy_says_how_to_write_it)
+{
+	char dir[] = "/tmp/uffdguard-sysctl.XXXXXX", path[PATH_MAX];
+	struct cli_result r;
+
+	require_root();
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/x.conf", dir);
+	sysctl_set(1);
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "--persist", path, "user-mode-only", "--check");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "give FILE after POLICY, or use --persist=FILE");
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "--persist", path, "user-mode-only");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "give FILE after POLICY, or use --persist=FILE");
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "--persist", path, "--check");
+	ASSERT_EQ(r.status, 2);
+	ASSERT_CONTAINS(r.err, "give FILE after POLICY, or use --persist=FILE");
+	ASSERT_EQ(sysctl_get(), 1);
+	ASSERT_EQ(dir_entries(dir), 0);
+	/* Where it goes: after the policy. */
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--persist", path, "--check");
+	ASSERT_EQ(r.status, 4);
+	ASSERT_CONTAINS(r.out, "would persist in ");
+	remove_tree(dir);
+}
+
+/* A dry run by a user says that apply needs root, and still answers. */
+TEST(check_as_a_user_says_apply_needs_root)
+{
+	char dir[] = "/tmp/uffdguard-sysctl.XXXXXX", path[PATH_MAX];
+	struct cli_result r;
+
+	require_root();
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	ASSERT_SYS(chmod(dir, 0755)); /* readable, not writable, by the user */
+	snprintf(path, sizeof(path), "%s/60-uffdguard.conf", dir);
+	sysctl_set(0);
+
+	CLI(WHO_UNPRIV, &r, "sysctl", "apply", "user-mode-only", "--check", "--persist", path);
+	ASSERT_EQ(r.status, 4);
+	ASSERT_CONTAINS(r.out, "would persist in ");
+	ASSERT_CONTAINS(r.out, "note: apply needs root: cannot write ");
+	ASSERT_CONTAINS(r.out, "Permission denied\nwould change\n");
+	ASSERT_EQ(r.err[0], '\0');
+	ASSERT_EQ(dir_entries(dir), 0);
+
+	CLI(WHO_UNPRIV, &r, "sysctl", "apply", "allow", "--check", "--json");
+	ASSERT_EQ(r.status, 4);
+	json_object *j = cli_json(&r);
+	ASSERT_CONTAINS(jstr(j, "needs_root"), SYSCTL_PATH);
+	ASSERT_EQ(sysctl_get(), 0);
+
+	/* Nothing to write: nothing to say. */
+	CLI(WHO_UNPRIV, &r, "sysctl", "apply", "user-mode-only", "--check", "--json");
+	ASSERT_EQ(r.status, 0);
+	ASSERT_TRUE(jat(cli_json(&r), "needs_root") == NULL);
+	remove_tree(dir);
+}
+
+/* The words of a printed command, from `start` to the end of its line (a
+ * trailing backslash continues it): into argv, NULL-terminated. */
+static int command_words(const char *start, char *buf, size_t size, const char **argv, int max)
+{
+	size_t len = 0;
+	int n = 0;
+
+	for (const char *s = start; *s && len + 1 < size; s++) {
+		if (*s == '\\' && s[1] == '\n') {
+			s++;
+			continue;
+		}
+		if (*s == '\n')
+			break;
+		buf[len++] = *s;
+	}
+	buf[len] = '\0';
+	for (char *save, *w = strtok_r(buf, " ", &save); w && n + 1 < max;
+	     w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	return n;
+}
+
+/* What a refusal suggests runs as printed: run with a command in place
+ * of COMMAND, and the profile (its --base from the source tree when
+ * uffdguard is not installed).  lsm apply changes the host: its words
+ * are checked against its usage only. */
+TEST(suggested_commands_work_as_printed)
+{
+	char dir[] = "/tmp/uffdguard-sysctl.XXXXXX", out[PATH_MAX], base[PATH_MAX], buf[1024];
+	const char *argv[32];
+	struct cli_result r, c;
+
+	require_root();
+	ASSERT_TRUE(mkdtemp(dir) != NULL);
+	snprintf(out, sizeof(out), "%s/uffd.json", dir);
+	sysctl_set(1);
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "user-mode-only", "--set", "ignore_cap_sys_ptrace=1",
+	    "--check");
+	ASSERT_EQ(r.status, 3);
+
+	const char *lsm = strstr(r.err, "uffdguard lsm apply --host ");
+	ASSERT_TRUE(lsm != NULL);
+	const char *run = strstr(r.err, "uffdguard run ");
+	ASSERT_TRUE(run != NULL);
+	int n = command_words(run, buf, sizeof(buf), argv, 32);
+	ASSERT_STREQ(argv[n - 1], "COMMAND");
+	argv[n - 1] = "true";
+	cli_run(WHO_ROOT, argv + 1, &c);
+	if (c.status != 0)
+		FAIL("%s: exit %d: %s", run, c.status, c.err);
+
+	const char *profile = strstr(r.err, "uffdguard profile ");
+	ASSERT_TRUE(profile != NULL);
+	n = command_words(profile, buf, sizeof(buf), argv, 32);
+	bool had_base = false, had_out = false;
+	for (int i = 1; i + 1 < n; i++) {
+		if (!strcmp(argv[i], "--base")) {
+			had_base = true;
+			const char *data = getenv("UFFDGUARD_DATA");
+			ASSERT_TRUE(strstr(argv[i + 1], "/containerd-default.json") != NULL);
+			if (access(argv[i + 1], R_OK) < 0 && data) {
+				snprintf(base, sizeof(base), "%s/containerd-default.json", data);
+				argv[i + 1] = base;
+			}
+		} else if (!strcmp(argv[i], "-o")) {
+			had_out = true;
+			argv[i + 1] = out;
+		}
+	}
+	ASSERT_TRUE(had_base && had_out);
+	cli_run(WHO_ROOT, argv + 1, &c);
+	if (c.status != 0)
+		FAIL("%s: exit %d: %s", profile, c.status, c.err);
+	ASSERT_EQ(dir_entries(dir), 1);
+	remove_tree(dir);
+
+	/* Under allow the device can do nothing the syscall cannot: no note. */
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "allow", "--check");
+	ASSERT_TRUE(!strstr(r.out, "note: /dev/userfaultfd"));
 }
 
 /* ---- the kernel against policy_decide() ------------------------------ */
@@ -674,8 +902,8 @@ TEST(sysctl_refuses_out_of_range_values)
 		ASSERT_EQ(sysctl_get(), in_range ? v : 1); /* a refused write changes nothing */
 	}
 	if (!series)
-		SKIP("%s is missing: a kernel without the vm.unprivileged_userfaultfd=2 patch "
-		     "series (kernel/); vm.unprivileged_userfaultfd takes 0 and 1 here, as it should",
+		SKIP("%s is missing: a kernel without the patch in kernel/ that adds "
+		     "vm.unprivileged_userfaultfd=2; it takes 0 and 1 here, as it should",
 		     SYSCTL_COVERS_DEV_PATH);
 	for (int v = -1; v <= 2; v++) {
 		bool in_range = v == 0 || v == 1;
