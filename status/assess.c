@@ -229,6 +229,17 @@ static void conclude(const struct status_facts *f, bool lsm_exposed, bool lsm_co
 				enforcer_info(f->marker_enforcer)->noun,
 				policy_name(&f->marker_policy), desc);
 	}
+	/* Another seccomp filter answered for this process: the verdict is
+	 * that filter's, while processes outside it follow the host's knob. */
+	if (!f->marker_ours && f->marker_err != EINVAL && f->new_semantics && f->sysctl == 1 &&
+	    !f->lsm.enforcing)
+		status_list_add(&a->warnings,
+				"a seccomp filter that is not uffdguard's answers userfaultfd(2) "
+				"here with %s: the verdict is that filter's, and processes outside "
+				"it follow %s = 1, which lets them create descriptors that handle "
+				"kernel-mode faults (run uffdguard status outside the filter, e.g. "
+				"outside the container, to see the host's own policy)",
+				status_errname(f->marker_err), SYSCTL_NAME);
 	if (!u) {
 		/* Nothing was tried as an unprivileged process: no evidence
 		 * either way, so no "protected". */

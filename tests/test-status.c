@@ -8,6 +8,10 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <pty.h>
 #include <sched.h>
 #include <signal.h>
@@ -873,6 +877,63 @@ TEST(inside_run_policy_user_mode_only)
 	ASSERT_STREQ(attempt(j, UNPRIV, 2), "EPERM"); /* the device is covered too */
 	ASSERT_STREQ(attempt(j, UNPRIV, 3), "null");
 	assert_all_refused(j, UNPRIV);
+}
+
+/* A filter that is not uffdguard's, as a container runtime's default
+ * profile: every userfaultfd(2) gets EPERM. */
+static void foreign_filter(void)
+{
+	struct sock_filter insn[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		_exit(120);
+}
+
+/* Under another filter the verdict is that filter's, and said to be:
+ * with the sysctl at 1, processes outside it are exposed. */
+TEST(a_filter_not_ours_is_protected_and_the_host_knob_warned_of)
+{
+	char dev[PATH_MAX];
+	struct cli_result r;
+
+	require_root();
+	sysctl_set(1);
+	make_private_device(dev, 0, 0, 0600);
+	cli_pre_exec = foreign_filter;
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, PROBE_DEADLINE);
+	cli_pre_exec = NULL;
+	remove_private_device(dev);
+	json_object *j = cli_json(&r);
+	ASSERT_EQ(r.status, 0);
+	ASSERT_STREQ(jstr(j, "verdict.status"), "protected");
+	ASSERT_STREQ(attempt(j, UNPRIV, 0), "EPERM");
+	ASSERT_CONTAINS(jstr(j, "verdict.warnings.0"),
+			"a seccomp filter that is not uffdguard's answers userfaultfd(2) here with "
+			"EPERM: the verdict is that filter's, and processes outside it follow "
+			"vm.unprivileged_userfaultfd = 1");
+
+	/* With the knob at 0 the host protects them too: nothing to warn of. */
+	sysctl_set(0);
+	make_private_device(dev, 0, 0, 0600);
+	cli_pre_exec = foreign_filter;
+	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, PROBE_DEADLINE);
+	cli_pre_exec = NULL;
+	remove_private_device(dev);
+	j = cli_json(&r);
+	ASSERT_EQ(r.status, 0);
+	json_object *w = jat(j, "verdict.warnings");
+	for (size_t i = 0; i < json_object_array_length(w); i++)
+		ASSERT_TRUE(!strstr(json_object_get_string(json_object_array_get_idx(w, i)),
+				    "not uffdguard's"));
 }
 
 /* The supervisor decides with the caller's capabilities at call time. */
