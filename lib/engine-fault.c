@@ -428,6 +428,12 @@ void engine_wait_event_readers(const struct libuffd_engine *e)
 		uffd_sys_yield();
 }
 
+int engine_page_removed(struct libuffd_engine *e, size_t p)
+{
+	engine_wait_event_readers(e);
+	return is_zeroed(e, p);
+}
+
 /*
  * A remove event's madvise() zaps its pages once the event is read, not
  * once it is applied: a copy of source bytes that looked at zeroed before

@@ -215,6 +215,11 @@ int engine_fault(struct libuffd_engine *e, size_t p, int write);
 int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 			unsigned int *nfaults, unsigned int cap);
 
+/* Whether region page p reads as zero because an event removed it
+ * (madvise(), munmap(), moved away), once the events read are applied;
+ * async-signal-safe. */
+int engine_page_removed(struct libuffd_engine *e, size_t p);
+
 /* Wait until no thread is between reading events and applying them;
  * async-signal-safe. */
 void engine_wait_event_readers(const struct libuffd_engine *e);

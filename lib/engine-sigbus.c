@@ -63,13 +63,17 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	    __atomic_exchange_n(&previous_spent, 1, __ATOMIC_ACQ_REL))
 		is_handler = 0;
 	if (is_handler) {
-		/* With the signals it asked to block, and this one unless it
-		 * asked for SA_NODEFER, as the kernel would. */
-		sigset_t old, bus;
-		sigemptyset(&bus);
-		sigaddset(&bus, sig);
-		uffd_sys_sigprocmask(SIG_BLOCK, &previous.sa_mask, &old);
-		uffd_sys_sigprocmask(previous.sa_flags & SA_NODEFER ? SIG_UNBLOCK : SIG_BLOCK, &bus, NULL);
+		/* With the mask it would have had from the kernel: the
+		 * thread's at the signal, the signals it asked to block, and
+		 * this one unless it asked for SA_NODEFER (ours blocks all). */
+		const sigset_t *at = &((const ucontext_t *)uc)->uc_sigmask;
+		sigset_t old, mask = previous.sa_mask;
+		for (int s = 1; s < NSIG; s++) /* the kernel fills NSIG - 1 bits of it */
+			if (sigismember(at, s))
+				sigaddset(&mask, s);
+		if (!(previous.sa_flags & SA_NODEFER))
+			sigaddset(&mask, sig);
+		uffd_sys_sigprocmask(SIG_SETMASK, &mask, &old);
 		if (previous.sa_flags & SA_SIGINFO)
 			previous.sa_sigaction(sig, si, uc);
 		else
@@ -79,14 +83,15 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	}
 	if (previous.sa_handler == SIG_IGN && asynchronous(si))
 		return; /* ignored, as before us (the kernel kills for a fault) */
-	/* Default action: a fault is retried and raises it again; anything
-	 * else is raised again, and delivered once the handler returns. */
+	/* Default action: raised again, the signal is delivered once this
+	 * handler returns, and kills.  A fault is not left to kill by its
+	 * retried access: that may pass (a file extended meanwhile), and the
+	 * process would go on without our handler. */
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	uffd_sys_sigaction(sig, &dfl, NULL);
-	if (asynchronous(si))
-		uffd_sys_raise(sig);
+	uffd_sys_raise(sig);
 }
 
 /* The address this thread last let retry without resolving it (static
@@ -124,23 +129,46 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	}
 	/* The second pass waits for the event readers: the thread that called
 	 * mremap() returns once the event is read, before its engine has
-	 * moved to the new address. */
-	for (int pass = 0; pass < 2 && si->si_code == BUS_ADRERR; pass++) {
+	 * moved to the new address.  Two engines hold the address when one's
+	 * region moved onto the range of the other (mremap(MREMAP_FIXED)),
+	 * whose pages there the move unmapped: the kernel lets any
+	 * userfaultfd fill any registered page, so the other would serve the
+	 * moved region with its own answer (zero).  An engine that lost the
+	 * page to an event serves it only if no other engine holds it. */
+	struct libuffd_engine *e = NULL, *lost = NULL;
+	size_t p = 0, lost_p = 0;
+	for (int pass = 0; pass < 2 && !e && si->si_code == BUS_ADRERR; pass++) {
 		for (int i = 0; i < SLOTS; i++) {
-			struct libuffd_engine *e = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
-			if (!e)
+			struct libuffd_engine *x = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
+			if (!x)
 				continue;
 			if (pass)
-				engine_wait_event_readers(e);
-			uintptr_t base = __atomic_load_n(&e->base, __ATOMIC_ACQUIRE);
-			if (a - base >= e->len)
+				engine_wait_event_readers(x);
+			uintptr_t base = __atomic_load_n(&x->base, __ATOMIC_ACQUIRE);
+			if (a - base >= x->len)
 				continue;
-			int r = engine_fault(e, (a - base) >> e->shift, fault_is_write(uc));
-			if (r == 0)
-				retried = 0;
-			handled = r == 0 || ((r == -ENOENT || r == -ESRCH) && retry_once(a));
-			goto done;
+			size_t px = (a - base) >> x->shift;
+			if (!engine_page_removed(x, px)) {
+				e = x;
+				p = px;
+				break;
+			}
+			if (!lost) {
+				lost = x;
+				lost_p = px;
+			}
 		}
+	}
+	if (!e && lost) {
+		e = lost;
+		p = lost_p;
+	}
+	if (e) {
+		int r = engine_fault(e, p, fault_is_write(uc));
+		if (r == 0)
+			retried = 0;
+		handled = r == 0 || ((r == -ENOENT || r == -ESRCH) && retry_once(a));
+		goto done;
 	}
 	for (int i = 0; i < SLOTS && si->si_code == BUS_ADRERR; i++) {
 		if (a >= __atomic_load_n(&slots[i].start, __ATOMIC_ACQUIRE) &&
@@ -157,11 +185,11 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 	 * registered; EAGAIN while an event is pending: retry once the
 	 * engine thread has read it). */
 	for (int i = 0; i < SLOTS && si->si_code == BUS_ADRERR; i++) {
-		struct libuffd_engine *e = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
-		if (!e)
+		struct libuffd_engine *x = __atomic_load_n(&slots[i].eng, __ATOMIC_SEQ_CST);
+		if (!x)
 			continue;
-		uintptr_t pa = a & ~(uintptr_t)(e->page - 1);
-		int r = engine_resolve_stray(e, pa, LIBUFFD_DONTWAKE);
+		uintptr_t pa = a & ~(uintptr_t)(x->page - 1);
+		int r = engine_resolve_stray(x, pa, LIBUFFD_DONTWAKE);
 		if (r == 0 || r == -EEXIST || r == -EAGAIN) {
 			handled = 1;
 			break;
@@ -240,7 +268,10 @@ static int attach(struct libuffd_engine *e)
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = on_sigbus;
 		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
+		/* A handler of another signal run inside ours, while it
+		 * resolves, could touch an in-thread region: SIGBUS is
+		 * blocked here, and the kernel would kill. */
+		sigfillset(&sa.sa_mask);
 		r = uffd_sys_sigaction(SIGBUS, &sa, &previous);
 		if (r < 0)
 			goto out;

@@ -351,35 +351,47 @@ static int clamp(struct libuffd_engine *e, void *addr, size_t len, uintptr_t *ba
 /* Where mincore() cannot say which pages are present — a SHMEM region
  * (it tells the page cache, not the page tables) or another process's
  * region (not our address space) —, resolve every page and let the
- * kernel's EEXIST say.  A SHMEM hole (-ENOENT) is left to the kernel,
- * which fills it in kernel mode too. */
+ * kernel's EEXIST say.  A page that is no longer registered (-ENOENT:
+ * unmapped; for SHMEM also a hole, which the kernel fills in kernel mode
+ * too) is skipped. */
 static int populate_by_resolving(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
 {
-	int shmem = e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM;
-
 	for (size_t q = p0, covered; q < p1; q += covered ? covered : 1) {
 		int r = engine_resolve(e, base, q, p1 - q, 1, NULL, &covered);
-		if (r < 0 && !(shmem && r == -ENOENT))
+		if (r < 0 && r != -ENOENT)
 			return r;
 	}
 	return 0;
 }
 
-LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr, size_t len)
+/* Which pages of [p, p + n) at base are present, into vec; a page not
+ * mapped (a part of the region unmapped) counts as present: there is
+ * nothing to populate there.  mincore(2) fails with ENOMEM for the whole
+ * range as soon as one page of it is not mapped: then page by page. */
+static int present_pages(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
+			 unsigned char *vec)
+{
+	int r = uffd_sys_mincore((void *)(base + (p << e->shift)), n << e->shift, vec);
+
+	for (size_t i = 0; r == -ENOMEM && i < n; i++) {
+		int ri = uffd_sys_mincore((void *)(base + ((p + i) << e->shift)), e->page, &vec[i]);
+		if (ri == -ENOMEM)
+			vec[i] = 1;
+		else if (ri < 0)
+			return ri;
+	}
+	return r == -ENOMEM ? 0 : r;
+}
+
+static int populate(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
 {
 	unsigned char vec[256];
-	uintptr_t base;
-	size_t p0, p1;
 
-	if (!e)
-		return -EINVAL;
-	if (!clamp(e, addr, len, &base, &p0, &p1))
-		return 0;
 	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM || e->remote)
 		return populate_by_resolving(e, base, p0, p1);
 	for (size_t p = p0; p < p1;) {
 		size_t chunk = min_sz(sizeof(vec), p1 - p);
-		int r = uffd_sys_mincore((void *)(base + (p << e->shift)), chunk << e->shift, vec);
+		int r = present_pages(e, base, p, chunk, vec);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < chunk; i++) {
@@ -388,10 +400,12 @@ LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr,
 			size_t j = i + 1;
 			while (j < chunk && !(vec[j] & 1))
 				j++;
-			/* Writable pages: populate is for syscalls that write too. */
+			/* Writable pages: populate is for syscalls that write
+			 * too.  -ENOENT: unmapped since mincore(2) looked, or
+			 * mapped again by someone else, not registered. */
 			for (size_t q = p + i, covered; q < p + j; q += covered ? covered : 1) {
 				r = engine_resolve(e, base, q, p + j - q, 1, NULL, &covered);
-				if (r < 0)
+				if (r < 0 && r != -ENOENT)
 					return r;
 			}
 			i = j;
@@ -399,6 +413,29 @@ LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr,
 		p += chunk;
 	}
 	return 0;
+}
+
+LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr, size_t len)
+{
+	uintptr_t base;
+	size_t p0, p1;
+	sigset_t all, old;
+
+	if (!e)
+		return -EINVAL;
+	if (!clamp(e, addr, len, &base, &p0, &p1))
+		return 0;
+	/* This thread resolves as a handler does, holding a scratch buffer
+	 * or the count of copies under way (engine-fault.c).  A signal
+	 * handler run meanwhile that touched an unresolved page of the region
+	 * would wait for a resolver that waits for those (for a free buffer,
+	 * or for the copies to end before it reads events): for ever.  So
+	 * signals wait until populate is done. */
+	sigfillset(&all);
+	uffd_sys_sigprocmask(SIG_SETMASK, &all, &old);
+	int r = populate(e, base, p0, p1);
+	uffd_sys_sigprocmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 LIBUFFD_EXPORT long libuffd_engine_retry_efault(struct libuffd_engine *e, void *addr, size_t len,

@@ -230,3 +230,31 @@ void assert_killed_by_sigbus(int status)
 	ASSERT_TRUE(WIFSIGNALED(status));
 	ASSERT_EQ(WTERMSIG(status), SIGBUS);
 }
+
+int child_status_within(int (*fn)(void *), void *arg, int secs)
+{
+	double deadline = now_ms() + secs * 1000.0;
+	int status;
+	pid_t pid = ASSERT_SYS(fork());
+
+	if (pid == 0)
+		_exit(fn(arg));
+	while (ASSERT_SYS(waitpid(pid, &status, WNOHANG)) == 0) {
+		if (now_ms() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			FAIL("the child still ran after %d s: deadlocked", secs);
+		}
+		usleep(1000);
+	}
+	return status;
+}
+
+void assert_exited_zero(int status)
+{
+	if (WIFSIGNALED(status))
+		FAIL("the child was killed by signal %d (%s)", WTERMSIG(status),
+		     strsignal(WTERMSIG(status)));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+}

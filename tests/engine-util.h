@@ -12,6 +12,22 @@
 #define HT LIBUFFD_ENGINE_HANDLER_THREADS
 #define IT LIBUFFD_ENGINE_IN_THREAD
 
+/* ThreadSanitizer defers a signal sent with kill(2) or raise(3) and runs
+ * its handler with every signal blocked: a fault of that handler in an
+ * in-thread region finds SIGBUS blocked, and the kernel kills. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+#define TSAN_DEFERS_SIGNALS \
+	"ThreadSanitizer runs the handler of a sent signal with SIGBUS blocked"
+
 /* One test per mode. */
 #define BOTH_MODES(name)                       \
 	static void name(enum libuffd_engine_mode); \
@@ -70,6 +86,13 @@ void install_test_sigbus(void);
 int read_raises_sigbus(volatile char *p);
 
 void assert_killed_by_sigbus(int status);
+
+/* Run fn(arg) in a forked child and return its wait status; a child
+ * still running after secs seconds (a deadlock) is killed and fails the
+ * case, saying so, instead of leaving it to the harness's timeout. */
+int child_status_within(int (*fn)(void *), void *arg, int secs);
+/* The child exited with 0 (else say how it ended). */
+void assert_exited_zero(int status);
 
 /* Faults waiting on this process's userfaultfd, read by a handler or not
  * (the "total" of /proc/self/fdinfo; the first descriptor found), or -1. */

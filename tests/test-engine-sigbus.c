@@ -3,7 +3,9 @@
  * The engine and SIGBUS: a failing source raises it in both modes, and
  * the in-thread mode chains to the handler installed before it, keeping
  * its mask, SA_NODEFER and SA_RESETHAND, the default and ignored
- * dispositions, and forgets its engines in a forked child.
+ * dispositions, and forgets its engines in a forked child; its handler
+ * holds other signals back, and of two engines whose ranges hold an
+ * address it asks the one that did not lose the page.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -11,7 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "engine-util.h"
 #include "harness.h"
@@ -216,14 +220,15 @@ TEST(in_thread_sent_sigbus_stays_ignored)
 }
 
 /* The previous handler runs with the signals its sa_mask blocks, and
- * SIGBUS itself unless it asked for SA_NODEFER. */
-static volatile int usr1_blocked, bus_blocked;
+ * SIGBUS itself unless it asked for SA_NODEFER, and no others. */
+static volatile int usr1_blocked, usr2_blocked, bus_blocked;
 
 static void on_masked_sigbus(int sig)
 {
 	sigset_t now;
 	sigprocmask(SIG_BLOCK, NULL, &now);
 	usr1_blocked = sigismember(&now, SIGUSR1);
+	usr2_blocked = sigismember(&now, SIGUSR2);
 	bus_blocked = sigismember(&now, SIGBUS);
 	siglongjmp(bus_jump, 1);
 }
@@ -240,9 +245,11 @@ static void chains_with_mask(int flags, int want_bus_blocked)
 	sigaddset(&sa.sa_mask, SIGUSR1);
 	ASSERT_SYS(sigaction(SIGBUS, &sa, NULL));
 	struct libuffd_engine *e = serve(r, 4 * page_size(), &s, IT, 1);
-	usr1_blocked = bus_blocked = -1;
+	usr1_blocked = usr2_blocked = bus_blocked = -1;
 	ASSERT_TRUE(read_raises_sigbus(r));
 	ASSERT_EQ(usr1_blocked, 1);
+	/* Not the engine's own mask, which blocks everything. */
+	ASSERT_EQ(usr2_blocked, 0);
 	ASSERT_EQ(bus_blocked, want_bus_blocked);
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
@@ -301,4 +308,125 @@ TEST(in_thread_chains_sa_resethand_once)
 	ASSERT_SYS(waitpid(pid, &status, 0));
 	assert_killed_by_sigbus(status);
 	close(p[0]);
+}
+
+/* A SIGBUS with a fault's si_code that no engine serves, whose retried
+ * access would not fault again (a file extended meanwhile, say): with the
+ * default action before the engine, the process dies of it, and does not
+ * go on with the default action in place of the engine's handler.  The
+ * signal is sent to ourselves with rt_tgsigqueueinfo(2), which lets a
+ * process give its own signals any si_code: nothing retries it. */
+static int unserved_fault_child(void *arg)
+{
+	size_t pg = page_size();
+	char *r = map_pages(4);
+	char *elsewhere = map_pages(1);
+	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	struct libuffd_engine_opts o = { .mode = IT };
+	struct libuffd_engine *e;
+	struct sigaction dfl = { 0 };
+	siginfo_t si;
+
+	dfl.sa_handler = SIG_DFL; /* over the sanitizer's own handler */
+	if (sigaction(SIGBUS, &dfl, NULL) < 0 || libuffd_engine_create(r, 4 * pg, &z, &o, &e) < 0)
+		return 2;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGBUS;
+	si.si_code = BUS_ADRERR;
+	si.si_addr = elsewhere;
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), gettid(), SIGBUS, &si);
+	return 3; /* survived: the engine's faults would now kill */
+}
+
+TEST(in_thread_unserved_fault_kills_even_if_its_retry_would_pass)
+{
+	struct libuffd_api api;
+	ASSERT_OK(libuffd_kernel_api(&api));
+	if (!(api.features & LIBUFFD_FEATURE_SIGBUS))
+		SKIP("no UFFD_FEATURE_SIGBUS");
+	assert_killed_by_sigbus(child_status_within(unserved_fault_child, NULL, 20));
+}
+
+/* In the in-thread mode the engine resolves in a signal handler: another
+ * signal's handler run inside it (here raised by the source itself) that
+ * touched an in-thread region would find SIGBUS blocked, and the kernel
+ * would kill.  It waits until the engine's handler returns, and is
+ * served. */
+static const char *volatile usr1_touch;
+static volatile uint64_t usr1_seen;
+static int usr1_raised; /* __atomic */
+
+static void on_usr1_touch(int sig)
+{
+	usr1_seen = *(const volatile uint64_t *)usr1_touch;
+}
+
+static int fill_raising(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	memset(dst, 0x5a, len);
+	if (!__atomic_exchange_n(&usr1_raised, 1, __ATOMIC_ACQ_REL))
+		raise(SIGUSR1);
+	return 0;
+}
+
+static int signal_inside_handler_child(void *arg)
+{
+	size_t pg = page_size();
+	char *r = map_pages(8);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_raising };
+	struct libuffd_engine_opts o = { .mode = IT, .prefetch_max = pg };
+	struct libuffd_engine *e;
+	struct sigaction sa = { 0 }, dfl = { 0 };
+
+	usr1_touch = r + 6 * pg;
+	sa.sa_handler = on_usr1_touch;
+	sigemptyset(&sa.sa_mask);
+	dfl.sa_handler = SIG_DFL;
+	if (sigaction(SIGUSR1, &sa, NULL) < 0 || sigaction(SIGBUS, &dfl, NULL) < 0 ||
+	    libuffd_engine_create(r, 8 * pg, &s, &o, &e) < 0)
+		return 2;
+	if (*(volatile char *)r != 0x5a)
+		return 3;
+	if (!__atomic_load_n(&usr1_raised, __ATOMIC_ACQUIRE) || usr1_seen != 0x5a5a5a5a5a5a5a5aull)
+		return 4;
+	return libuffd_engine_destroy(e) < 0 ? 5 : 0;
+}
+
+TEST(in_thread_handler_holds_other_signals_back)
+{
+	struct libuffd_api api;
+	if (UNDER_TSAN)
+		SKIP(TSAN_DEFERS_SIGNALS);
+	ASSERT_OK(libuffd_kernel_api(&api));
+	if (!(api.features & LIBUFFD_FEATURE_SIGBUS))
+		SKIP("no UFFD_FEATURE_SIGBUS");
+	assert_exited_zero(child_status_within(signal_inside_handler_child, NULL, 20));
+}
+
+/* Engine a's region moved with mremap(MREMAP_FIXED) onto the range of
+ * engine b, which loses its pages there: b, created first, still holds
+ * that range, and its descriptor answers ENOENT for a's pages; a must be
+ * asked too. */
+TEST(in_thread_region_moved_onto_another_engines_range_is_served)
+{
+	size_t n = 16, pg = page_size();
+	void *src_a = make_source(n, 31), *src_b = make_source(n, 32);
+	char *rb = map_pages(n), *ra = map_pages(n);
+	struct libuffd_engine_source sa = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src_a,
+					    .size = n * pg };
+	struct libuffd_engine_source sb = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src_b,
+					    .size = n * pg };
+	install_test_sigbus();
+	struct libuffd_engine *b = serve(rb, n * pg, &sb, IT, 1);
+	struct libuffd_engine *a = serve(ra, n * pg, &sa, IT, 1);
+	ASSERT_EQ(first_bad_page(rb, 0, 1, 32), -1);
+	ASSERT_EQ(first_bad_page(ra, 0, 1, 31), -1);
+	ASSERT_TRUE(mremap(ra, n * pg, n * pg, MREMAP_MAYMOVE | MREMAP_FIXED, rb) == rb);
+	ASSERT_TRUE(libuffd_engine_region(a, NULL) == rb);
+	ASSERT_TRUE(!read_raises_sigbus(rb + 9 * pg));
+	ASSERT_EQ(first_bad_page(rb, 0, n, 31), -1);
+	/* a first: b's range is a's mapping now. */
+	ASSERT_OK(libuffd_engine_destroy(a));
+	ASSERT_OK(libuffd_engine_destroy(b));
 }

@@ -2,8 +2,9 @@
 /*
  * The fault-serving engine on the real kernel, in both modes: sources,
  * prefetch, events (remove, remap, unmap), shutdown, fork, the populate
- * helper and the EFAULT retry.  SIGBUS: test-engine-sigbus.c; the
- * scenarios of the kernel's uffd-stress: test-engine-stress.c.
+ * helper (holes, signals) and the EFAULT retry.  SIGBUS:
+ * test-engine-sigbus.c; the scenarios of the kernel's uffd-stress:
+ * test-engine-stress.c.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -968,5 +969,103 @@ BOTH_MODES(populate_keeps_present_pages)
 		ASSERT_EQ(vec[i] & 1, i >= 3 && i <= 13);
 	ASSERT_EQ(r[5 * pg], 'x');
 	ASSERT_EQ(first_bad_page(r + 13 * pg, 13, 1, 14), -1);
+	ASSERT_OK(libuffd_engine_destroy(e));
+}
+
+/* Populate resolves in the caller's thread, holding a scratch buffer and
+ * the count of copies under way.  A signal handler that ran meanwhile and
+ * touched an unresolved page of the region would wait for a resolver
+ * that waits for those: with one handler thread, for its one scratch
+ * buffer.  The source raises the signal itself, from inside populate;
+ * the signal waits until populate returns, and its handler is served. */
+struct raising_fill {
+	struct fill_ctx c;
+	int raised;               /* __atomic */
+	const char *volatile touch; /* what the handler reads */
+	volatile uint64_t seen;
+};
+
+static struct raising_fill *raising;
+
+static void on_usr1_touch(int sig)
+{
+	raising->seen = *(const volatile uint64_t *)raising->touch;
+}
+
+static int fill_raising(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	struct raising_fill *f = ctx;
+
+	fill_pattern(&f->c, offset, dst, len);
+	if (!__atomic_exchange_n(&f->raised, 1, __ATOMIC_ACQ_REL))
+		raise(SIGUSR1);
+	return 0;
+}
+
+static int populate_under_signal(void *arg)
+{
+	enum libuffd_engine_mode mode = *(enum libuffd_engine_mode *)arg;
+	size_t pg = page_size();
+	struct raising_fill f = { .c = { 23, pg } };
+	char *r = map_pages(8);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_raising, .ctx = &f };
+	struct libuffd_engine_opts o = { .mode = mode, .threads = 1 };
+	struct libuffd_engine *e;
+	struct sigaction sa = { 0 };
+
+	raising = &f;
+	f.touch = r + 5 * pg;
+	sa.sa_handler = on_usr1_touch;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0 || libuffd_engine_create(r, 8 * pg, &s, &o, &e) < 0)
+		return 2;
+	if (libuffd_engine_populate(e, r, pg) < 0)
+		return 3;
+	if (!__atomic_load_n(&f.raised, __ATOMIC_ACQUIRE) || f.seen != pattern(5, 0, 23))
+		return 4;
+	if (first_bad_page(r, 0, 8, 23) != -1)
+		return 5;
+	return libuffd_engine_destroy(e) < 0 ? 6 : 0;
+}
+
+BOTH_MODES(populate_holds_signals_back_until_done)
+{
+	if (mode == IT && UNDER_TSAN)
+		SKIP(TSAN_DEFERS_SIGNALS);
+	struct libuffd_engine_opts o = { .mode = mode };
+	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	char *probe = map_pages(1);
+	struct libuffd_engine *e = serve_with(probe, page_size(), &z, &o); /* skips without */
+	ASSERT_OK(libuffd_engine_destroy(e));
+	assert_exited_zero(child_status_within(populate_under_signal, &mode, 20));
+}
+
+/* A partial munmap leaves holes in the region, and mapping something else
+ * there leaves pages that are not registered: populating the whole region
+ * skips both and makes the rest present, past the holes too (beyond the
+ * 256 pages that one mincore(2) asks about). */
+BOTH_MODES(populate_skips_unmapped_and_unregistered_pages)
+{
+	size_t n = 300, pg = page_size();
+	void *src;
+	char *r;
+	struct libuffd_engine *e = serve_memory(n, 24, mode, 0, &r, &src);
+	ASSERT_SYS(munmap(r + 4 * pg, 2 * pg));
+	char *other = mmap(r + 10 * pg, pg, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+	ASSERT_TRUE(other == r + 10 * pg);
+	ASSERT_OK(libuffd_engine_populate(e, r, n * pg));
+	unsigned char vec[300];
+	ASSERT_SYS(mincore(r, 4 * pg, vec));
+	ASSERT_SYS(mincore(r + 6 * pg, 4 * pg, vec + 6));
+	ASSERT_SYS(mincore(r + 11 * pg, (n - 11) * pg, vec + 11));
+	for (size_t i = 0; i < n; i++)
+		if (i < 4 || (i >= 6 && i != 10))
+			ASSERT_EQ(vec[i] & 1, 1);
+	ASSERT_EQ(first_bad_page(r, 0, 4, 24), -1);
+	ASSERT_EQ(first_bad_page(r + 6 * pg, 6, 4, 24), -1);
+	ASSERT_EQ(first_bad_page(r + 11 * pg, 11, n - 11, 24), -1);
+	ASSERT_TRUE(page_is_zero(other)); /* plain memory */
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
