@@ -42,7 +42,8 @@ static const struct exit_code lsm_exit_codes[] = {
 static void lsm_usage(FILE *out)
 {
 	fputs("Usage: uffdguard lsm apply (--host | --cgroup PATH) [--policy P] [--set KNOB=V]...\n"
-	      "       uffdguard lsm apply --config FILE [--check]\n"
+	      "                         [--verbose]\n"
+	      "       uffdguard lsm apply --config FILE [--check] [--verbose]\n"
 	      "       uffdguard lsm show [--json]\n"
 	      "       uffdguard lsm remove [--host | --cgroup PATH]\n"
 	      "       uffdguard lsm audit [--journal]\n\n"

@@ -354,14 +354,24 @@ static int run_run(int argc, char **argv)
 	if (optind == argc)
 		usage_error("missing the command after '--'");
 
+	/* Whether the last word on the privilege test asks for the exemption. */
+	bool exemption_asked = false;
+	for (size_t i = 0; i < po.n_sets; i++)
+		if (!strncmp(po.sets[i], "ignore_cap_sys_ptrace=", 22))
+			exemption_asked = !strcmp(po.sets[i] + 22, "0");
 	struct policy policy = cli_policy_build(&po, DEFAULT_POLICY);
 	if (run_options_check(&ro, err, sizeof(err)) < 0)
 		usage_error("%s", err);
 	enum enforcer mode = ro.mode;
 	bool supervised = mode == ENFORCER_SUPERVISOR;
 	/* The filter cannot see capabilities: ignore_cap_sys_ptrace=1 always. */
-	if (enforcer_info(mode)->privilege == POLICY_PRIV_NOBODY)
+	if (enforcer_info(mode)->privilege == POLICY_PRIV_NOBODY) {
+		if (exemption_asked)
+			usage_error("--set ignore_cap_sys_ptrace=0: the filter cannot see "
+				    "capabilities, so it holds callers with CAP_SYS_PTRACE to the "
+				    "policy too; use --mode supervise, which exempts them at the call");
 		policy.privilege = POLICY_PRIV_NOBODY;
+	}
 
 	struct supervisor sup;
 	if (supervised) {

@@ -52,7 +52,8 @@ static int exit_code(enum exposure e)
 static void status_usage(FILE *out)
 {
 	fputs("Usage: uffdguard status [--json | --quiet] [--prometheus FILE] [--accept-partial]\n"
-	      "                        [--color WHEN] [--hold MS]\n\n"
+	      "                        [--color WHEN] [--hold MS] [--probe-timeout MS]\n"
+	      "                        [--device PATH]\n\n"
 	      "Tell whether an unprivileged process on this machine can hold the kernel\n"
 	      "inside a system call with userfaultfd, and why: the kernel, the sysctl,\n"
 	      "/dev/userfaultfd, the seccomp state of this process, a live probe in\n"

@@ -538,6 +538,9 @@ TEST(bad_input_is_refused_before_starting)
 	cli_refused(125, "missing '--'",
 		(const char *const[]){ "run", "--policy", "deny", h, "touch", "TOUCH", NULL });
 	cli_refused(125, "missing the command", (const char *const[]){ "run", "--policy", "deny", "--", NULL });
+	cli_refused(125, "--set ignore_cap_sys_ptrace=0: the filter cannot see capabilities",
+		(const char *const[]){ "run", "--set", "ignore_cap_sys_ptrace=0", "--", h, "touch",
+				       "TOUCH", NULL });
 	cli_refused(125, "valid modes are filter and supervise",
 		(const char *const[]){ "run", "--mode", "trace", "--", h, "touch", "TOUCH", NULL });
 	cli_refused(125, "need --mode supervise",
