@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -27,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -86,6 +88,8 @@ static void remove_all(void)
 static void setup(void)
 {
 	require_root();
+	/* What a failed case of "a failed apply" below may have left. */
+	(void)rmdir(LSM_PIN_DIR "/uffd_create_next");
 	remove_all();
 	sysctl_set(1);
 }
@@ -1358,6 +1362,20 @@ TEST_TIMEOUT(pinned_maps_of_another_format_are_refused_with_what_to_do, 300)
 
 static bool gone(int (*get)(__u32), uint32_t id);
 
+/* The pinned program looks like another build's: its object id differs. */
+static void pretend_another_build(void)
+{
+	int fd = bpf_obj_get(LSM_PIN_DIR "/format");
+	ASSERT_OK(fd);
+	struct lsm_format f = { 0 };
+	__u32 zero = 0;
+	ASSERT_OK(bpf_map_lookup_elem(fd, &zero, &f));
+	f.object_id ^= 1;
+	ASSERT_OK(bpf_map_update_elem(fd, &zero, &f, BPF_ANY));
+	close(fd);
+	ASSERT_TRUE(!jbool(show(), "same_program"));
+}
+
 /* Another build's program (its object id differs): the next apply loads
  * this one, attaches it before the old one goes, keeps the maps and so
  * the scopes and their counts. */
@@ -1368,15 +1386,7 @@ TEST_TIMEOUT(a_program_of_another_build_is_replaced_keeping_maps_and_scopes, 300
 	setup();
 	APPLY("--host", "--policy", "deny");
 	pinned_ids(&before);
-	int fd = bpf_obj_get(LSM_PIN_DIR "/format");
-	ASSERT_OK(fd);
-	struct lsm_format f = { 0 };
-	__u32 zero = 0;
-	ASSERT_OK(bpf_map_lookup_elem(fd, &zero, &f));
-	f.object_id ^= 1;
-	ASSERT_OK(bpf_map_update_elem(fd, &zero, &f, BPF_ANY));
-	close(fd);
-	ASSERT_TRUE(!jbool(show(), "same_program"));
+	pretend_another_build();
 
 	REAPPLY("--host", "--policy", "deny");
 	pinned_ids(&after);
@@ -1442,6 +1452,351 @@ TEST_TIMEOUT(remove_leaves_no_program_link_map_or_pin, 300)
 	b->device = "/nonexistent";
 	as_caller(CALLER_UNPRIV, run_batch, b);
 	ASSERT_EQ(b->out[0].err, 0);
+}
+
+/* ---- a failed apply changes nothing ------------------------------------ */
+
+/* The highest id of a program or map in the kernel now: what a later
+ * command loads gets a higher one. */
+static uint32_t last_id(int (*next)(__u32, __u32 *))
+{
+	uint32_t id = 0, n;
+	while (next(id, &n) == 0)
+		id = n;
+	return id;
+}
+
+/* Whether a program or map of ours (by name) with an id above these is
+ * still in the kernel. */
+static bool ours_above(uint32_t prog_floor, uint32_t map_floor)
+{
+	static const char *const names[] = { "uffd_create",     "scope_on_mkdir",  "scope_on_rmdir",
+					     "scopes",          "scope_paths",     "decision_counts",
+					     "audit_records",   "dropped_records", "format" };
+	uint32_t id = prog_floor;
+	while (bpf_prog_get_next_id(id, &id) == 0) {
+		int fd = bpf_prog_get_fd_by_id(id);
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		if (fd < 0)
+			continue;
+		int r = bpf_obj_get_info_by_fd(fd, &info, &len);
+		close(fd);
+		for (size_t i = 0; r == 0 && i < 3; i++)
+			if (!strcmp(info.name, names[i]))
+				return true;
+	}
+	id = map_floor;
+	while (bpf_map_get_next_id(id, &id) == 0) {
+		int fd = bpf_map_get_fd_by_id(id);
+		struct bpf_map_info info = { 0 };
+		__u32 len = sizeof(info);
+		if (fd < 0)
+			continue;
+		int r = bpf_obj_get_info_by_fd(fd, &info, &len);
+		close(fd);
+		for (size_t i = 3; r == 0 && i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(info.name, names[i]))
+				return true;
+	}
+	return false;
+}
+
+/* The kernel frees them after an RCU grace period: wait for it. */
+static void wait_nothing_of_ours_above(uint32_t prog_floor, uint32_t map_floor)
+{
+	double deadline = now_ms() + 60000;
+	while (ours_above(prog_floor, map_floor))
+		if (now_ms() > deadline)
+			FAIL("a program or map the failed command loaded is still in the kernel");
+		else
+			usleep(10000);
+}
+
+/* The names in LSM_PIN_DIR, sorted, separated by spaces. */
+static const char *pin_dir_names(void)
+{
+	static char buf[1024];
+	struct dirent **list;
+	int n = scandir(LSM_PIN_DIR, &list, NULL, alphasort);
+	if (n < 0)
+		FAIL("%s: %s", LSM_PIN_DIR, strerror(errno));
+	buf[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		if (strcmp(list[i]->d_name, ".") && strcmp(list[i]->d_name, ".."))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 buf[0] ? " " : "", list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+	return buf;
+}
+
+/* bpffs takes a name once: a directory where the hook's link is pinned
+ * on its way (uffd_create_next) makes that pin fail, the last step of a
+ * load, when the maps and the tracepoints' links are pinned already. */
+#define IN_THE_WAY LSM_PIN_DIR "/uffd_create_next"
+
+TEST_TIMEOUT(a_first_load_failing_half_way_leaves_nothing_pinned_or_loaded, 300)
+{
+	struct cli_result r;
+
+	setup();
+	APPLY("--host", "--policy", "deny"); /* the kernel loads it at all */
+	remove_all();
+	uint32_t prog_floor = last_id(bpf_prog_get_next_id);
+	uint32_t map_floor = last_id(bpf_map_get_next_id);
+	ASSERT_SYS(mkdir(LSM_PIN_DIR, 0700));
+	ASSERT_SYS(mkdir(IN_THE_WAY, 0700));
+
+	CLI(WHO_ROOT, &r, "lsm", "apply", "--host", "--policy", "deny");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "cannot pin the BPF link " LSM_PIN_DIR "/uffd_create: File exists");
+	ASSERT_CONTAINS(r.err, "; nothing was changed");
+	/* Its maps and links unpinned, and so gone from the kernel. */
+	ASSERT_STREQ(pin_dir_names(), "uffd_create_next");
+	wait_nothing_of_ours_above(prog_floor, map_floor);
+	struct batch *b = shared(sizeof(*b));
+	b->device = "/nonexistent";
+	as_caller(CALLER_UNPRIV, run_batch, b);
+	ASSERT_EQ(b->out[1].err, 0);
+
+	ASSERT_SYS(rmdir(IN_THE_WAY));
+	ASSERT_SYS(rmdir(LSM_PIN_DIR));
+	REAPPLY("--host", "--policy", "deny");
+	remove_all();
+}
+
+/* Replacing another build's program, the same failure: the links of the
+ * program in force are pinned back, the very same ones. */
+TEST_TIMEOUT(a_replacement_failing_half_way_puts_back_the_program_in_force, 300)
+{
+	struct ids before, after;
+	struct cli_result r;
+
+	setup();
+	APPLY("--host", "--policy", "deny");
+	pretend_another_build();
+	pinned_ids(&before);
+	uint32_t prog_floor = last_id(bpf_prog_get_next_id);
+	uint32_t map_floor = last_id(bpf_map_get_next_id);
+	ASSERT_SYS(mkdir(IN_THE_WAY, 0700));
+
+	CLI(WHO_ROOT, &r, "lsm", "apply", "--host", "--policy", "allow");
+	ASSERT_EQ(r.status, 1);
+	ASSERT_CONTAINS(r.err, "cannot pin the BPF link " LSM_PIN_DIR "/uffd_create: File exists");
+	ASSERT_CONTAINS(r.err, "; nothing was changed");
+	pinned_ids(&after);
+	ASSERT_TRUE(!memcmp(&before, &after, sizeof(before)));
+	ASSERT_STREQ(pin_dir_names(), "audit_records decision_counts dropped_records format "
+				      "scope_on_mkdir scope_on_rmdir scope_paths scopes "
+				      "uffd_create uffd_create_next");
+	json_object *doc = show();
+	ASSERT_TRUE(!jbool(doc, "same_program")); /* its format written back */
+	ASSERT_STREQ(jstr(shown_scope(doc, ""), "policy.name"), "deny");
+	wait_nothing_of_ours_above(prog_floor, map_floor);
+	struct batch *b = shared(sizeof(*b));
+	b->device = "/nonexistent";
+	as_caller(CALLER_UNPRIV, run_batch, b);
+	ASSERT_EQ(b->out[1].err, EPERM);
+
+	ASSERT_SYS(rmdir(IN_THE_WAY));
+	remove_all();
+}
+
+/* The map of cgroup ids filled up to its last entry with ids no cgroup
+ * has, in a slot no entry uses: the next new cgroup entry fails on it. */
+#define FILLER_KEY (1ull << 62)
+
+static size_t fill_scopes(void)
+{
+	int fd = bpf_obj_get(LSM_PIN_DIR "/scopes");
+	ASSERT_OK(fd);
+	struct lsm_scope v = { .slot = LSM_MAX_SCOPES - 1 };
+	size_t n = 0;
+	for (;; n++) {
+		__u64 key = FILLER_KEY + n;
+		if (bpf_map_update_elem(fd, &key, &v, BPF_NOEXIST) < 0) {
+			ASSERT_EQ(errno, E2BIG);
+			break;
+		}
+		ASSERT_LT(n, 4 * LSM_MAX_SCOPES);
+	}
+	close(fd);
+	return n;
+}
+
+static void unfill_scopes(size_t n)
+{
+	int fd = bpf_obj_get(LSM_PIN_DIR "/scopes");
+	ASSERT_OK(fd);
+	for (size_t i = 0; i < n; i++) {
+		__u64 key = FILLER_KEY + i;
+		ASSERT_OK(bpf_map_delete_elem(fd, &key));
+	}
+	close(fd);
+}
+
+/* The entry of a cgroup in the map of cgroup ids, by its id; false if none. */
+static bool scope_of_cgroup_id(const char *rel, struct lsm_scope *v)
+{
+	uint64_t id;
+	ASSERT_OK(cgroup_id_of(rel, &id));
+	int fd = bpf_obj_get(LSM_PIN_DIR "/scopes");
+	ASSERT_OK(fd);
+	int r = bpf_map_lookup_elem(fd, &id, v);
+	int e = errno;
+	close(fd);
+	if (r < 0 && e != ENOENT)
+		FAIL("lookup of cgroup %s in the scopes: %s", rel, strerror(e));
+	return r == 0;
+}
+
+struct scope_cgroups {
+	char t[128], tc[160], o1[128], o2[128];
+	char dir[32], path[PATH_MAX];
+};
+
+/* Cgroups T, T/c (in force: deny), O1 and O2 (not yet), and the map of
+ * cgroup ids full. */
+static size_t scope_failure_setup(struct scope_cgroups *c, const char *host_line)
+{
+	char text[1024];
+
+	setup();
+	snprintf(c->dir, sizeof(c->dir), "/tmp/uffdguard-lsm.XXXXXX");
+	ASSERT_TRUE(mkdtemp(c->dir) != NULL);
+	cg_self(cg_home, sizeof(cg_home));
+	cg_test_name(c->t, sizeof(c->t), "-t");
+	snprintf(c->tc, sizeof(c->tc), "%s/c", c->t);
+	cg_test_name(c->o1, sizeof(c->o1), "-o1");
+	cg_test_name(c->o2, sizeof(c->o2), "-o2");
+	cg_make(c->t);
+	cg_make(c->tc);
+	cg_make(c->o1);
+	cg_make(c->o2);
+	snprintf(text, sizeof(text), "%s%s deny\n", host_line, c->tc);
+	write_config(c->dir, text, c->path, sizeof(c->path));
+	APPLY("--config", c->path);
+	return fill_scopes();
+}
+
+static void scope_failure_cleanup(struct scope_cgroups *c)
+{
+	cg_leave_and_remove((const char *const[]){ c->tc, c->t, c->o1, c->o2, NULL });
+	remove_all();
+	unlink(c->path);
+	rmdir(c->dir);
+}
+
+/* Writing the scopes fails half-way (the map of cgroup ids is full when
+ * the last new entry comes): those written are taken back. */
+TEST_TIMEOUT(scopes_failing_half_way_are_put_back_as_they_were, 300)
+{
+	struct scope_cgroups c;
+	struct caller_proc in_tc;
+	struct lsm_scope v;
+	struct cli_result r;
+	char text[1024];
+
+	size_t filled = scope_failure_setup(&c, "host user-mode-only\n");
+	json_object *doc = show();
+	ASSERT_TRUE(scope_of_cgroup_id(c.tc, &v));
+	uint32_t slot = v.slot;
+
+	/* T/c's entry goes first (its id's place is free again), the host
+	 * changes, O1 takes the free place, and O2 finds none. */
+	snprintf(text, sizeof(text), "host deny\n%s deny\n%s allow\n", c.o1, c.o2);
+	write_config(c.dir, text, c.path, sizeof(c.path));
+	CLI(WHO_ROOT, &r, "lsm", "apply", "--config", c.path);
+	ASSERT_EQ(r.status, 1);
+	char want[512];
+	snprintf(want, sizeof(want), "cannot write the BPF LSM scope of cgroup %s: a map of the "
+		 "BPF LSM program is full; nothing was changed", c.o2);
+	ASSERT_CONTAINS(r.err, want);
+	json_object *after = show();
+	ASSERT_STREQ(json_object_to_json_string(jat(after, "scopes")),
+		     json_object_to_json_string(jat(doc, "scopes")));
+	ASSERT_TRUE(scope_of_cgroup_id(c.tc, &v));
+	ASSERT_EQ(v.slot, slot);
+	ASSERT_TRUE(!scope_of_cgroup_id(c.o1, &v));
+	caller_start(&in_tc, CALLER_UNPRIV, c.tc);
+	ASSERT_EQ(caller_call(&in_tc, UFFD_USER_MODE_ONLY), EPERM);
+	caller_stop(&in_tc);
+
+	unfill_scopes(filled);
+	scope_failure_cleanup(&c);
+}
+
+/* The place where cgroup T/c's id is read is not a cgroup in the
+ * command's mount namespace (a tmpfs over T), so T/c cannot be put
+ * back after the failure above. */
+static char shadowed[PATH_MAX * 2];
+
+static void shadow_cgroup(void)
+{
+	char c[sizeof(shadowed) + 8];
+	snprintf(c, sizeof(c), "%s/c", shadowed);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", shadowed, "tmpfs", 0, NULL) < 0 || mkdir(c, 0755) < 0)
+		_exit(126);
+}
+
+TEST_TIMEOUT(scopes_that_cannot_be_put_back_are_named_with_what_to_do, 300)
+{
+	struct scope_cgroups c;
+	struct caller_proc in_tc;
+	struct lsm_scope v;
+	struct cli_result r;
+	char text[1024], want[1024];
+
+	size_t filled = scope_failure_setup(&c, "");
+	snprintf(text, sizeof(text), "%s deny\n%s deny\n", c.o1, c.o2);
+	write_config(c.dir, text, c.path, sizeof(c.path));
+	cg_path(shadowed, sizeof(shadowed), c.t);
+	cli_pre_exec = shadow_cgroup;
+	CLI(WHO_ROOT, &r, "lsm", "apply", "--config", c.path);
+	cli_pre_exec = NULL;
+	ASSERT_EQ(r.status, 1);
+	snprintf(want, sizeof(want), "cannot write the BPF LSM scope of cgroup %s: a map of the "
+		 "BPF LSM program is full; putting back the scopes in force before failed too, "
+		 "for 1 of them (cgroup %s: ", c.o2, c.tc);
+	ASSERT_CONTAINS(r.err, want);
+	ASSERT_TRUE(!strstr(r.err, "nothing was changed"));
+	snprintf(want, sizeof(want), "run 'uffdguard lsm remove --cgroup %s' (if 'uffdguard lsm "
+		 "show' lists it), then 'uffdguard lsm apply --cgroup %s --set ", c.tc, c.tc);
+	ASSERT_CONTAINS(r.err, want);
+
+	/* The command it gives, as words. */
+	char advice[1024], *words[16];
+	size_t n_words = 0;
+	const char *from = strstr(r.err, "then 'uffdguard ");
+	ASSERT_TRUE(from != NULL);
+	snprintf(advice, sizeof(advice), "%s", from + strlen("then 'uffdguard "));
+	advice[strcspn(advice, "'")] = '\0';
+	for (char *save = NULL, *w = strtok_r(advice, " ", &save); w && n_words < 15;
+	     w = strtok_r(NULL, " ", &save))
+		words[n_words++] = w;
+	words[n_words] = NULL;
+
+	/* As it says: T/c's path entry is back, its id's is not. */
+	json_object *doc = show();
+	ASSERT_EQ(json_object_array_length(jat(doc, "scopes")), 1);
+	ASSERT_STREQ(jstr(shown_scope(doc, c.tc), "policy.name"), "deny");
+	ASSERT_TRUE(!scope_of_cgroup_id(c.tc, &v));
+	caller_start(&in_tc, CALLER_UNPRIV, c.tc);
+	ASSERT_EQ(caller_call(&in_tc, UFFD_USER_MODE_ONLY), 0);
+
+	/* And what it says to do puts it back. */
+	unfill_scopes(filled);
+	CLI(WHO_ROOT, &r, "lsm", "remove", "--cgroup", c.tc);
+	ASSERT_EQ(r.status, 0);
+	apply((const char *const *)words);
+	ASSERT_TRUE(scope_of_cgroup_id(c.tc, &v));
+	ASSERT_STREQ(jstr(shown_scope(show(), c.tc), "policy.name"), "deny");
+	ASSERT_EQ(caller_call(&in_tc, UFFD_USER_MODE_ONLY), EPERM);
+	caller_stop(&in_tc);
+	scope_failure_cleanup(&c);
 }
 
 /* ---- uffdguard status ------------------------------------------------- */

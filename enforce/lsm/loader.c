@@ -234,33 +234,52 @@ static int mount_bpffs(char *err, size_t err_size)
 	return 0;
 }
 
-/* The pin directory, created, open and locked against other loaders. */
-static int lock_pin_dir(bool create, char *err, size_t err_size)
+/* The pin directory, created (*created: by this call), open and locked
+ * against other loaders. */
+static int lock_pin_dir(bool create, bool *created, char *err, size_t err_size)
 {
-	if (create) {
-		int r = mount_bpffs(err, err_size);
-		if (r < 0)
-			return r;
-		if (mkdir(LSM_PIN_DIR, 0700) < 0 && errno != EEXIST) {
+	if (created)
+		*created = false;
+	for (;;) {
+		if (create) {
+			int r = mount_bpffs(err, err_size);
+			if (r < 0)
+				return r;
+			if (mkdir(LSM_PIN_DIR, 0700) == 0) {
+				if (created)
+					*created = true;
+			} else if (errno != EEXIST) {
+				int e = errno;
+				say(err, err_size, "cannot create %s: %s", LSM_PIN_DIR, strerror(e));
+				return -e;
+			}
+		}
+		int fd = open(LSM_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0) {
 			int e = errno;
-			say(err, err_size, "cannot create %s: %s", LSM_PIN_DIR, strerror(e));
+			if (e != ENOENT)
+				say(err, err_size, "cannot open %s: %s", LSM_PIN_DIR, strerror(e));
 			return -e;
 		}
-	}
-	int fd = open(LSM_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		if (e != ENOENT)
-			say(err, err_size, "cannot open %s: %s", LSM_PIN_DIR, strerror(e));
-		return -e;
-	}
-	if (flock(fd, LOCK_EX) < 0) {
-		int e = errno;
+		if (flock(fd, LOCK_EX) < 0) {
+			int e = errno;
+			close(fd);
+			say(err, err_size, "cannot lock %s: %s", LSM_PIN_DIR, strerror(e));
+			return -e;
+		}
+		/* The loader that held the lock may have removed the directory
+		 * (a failed first load undoes itself): lock the one in place. */
+		struct stat held, now;
+		bool replaced = fstat(fd, &held) == 0 &&
+				(stat(LSM_PIN_DIR, &now) < 0 ? errno == ENOENT
+							      : held.st_dev != now.st_dev ||
+								held.st_ino != now.st_ino);
+		if (!replaced)
+			return fd;
 		close(fd);
-		say(err, err_size, "cannot lock %s: %s", LSM_PIN_DIR, strerror(e));
-		return -e;
+		if (created)
+			*created = false;
 	}
-	return fd;
 }
 
 /* ---- the object and its format ---------------------------------------- */
@@ -339,28 +358,174 @@ static void load_failure(int e, char *err, size_t err_size)
 /* bpffs reserves names with a dot. */
 #define NEXT_SUFFIX "_next"
 
-/* Pin link at LSM_PIN_DIR/name, replacing a pin of an older program
- * only once the new one is attached: no moment without enforcement. */
-static int pin_link(struct bpf_link *link, const char *name, char *err, size_t err_size)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+/* What a load changed, to put back if a later step fails: nothing
+ * half-applied. */
+struct load_undo {
+	bool created_dir;           /* LSM_PIN_DIR made by this command */
+	bool maps_pinned;           /* the load pinned the maps of map_new */
+	bool map_new[N_MAPS];       /* not pinned before the load */
+	bool link_pinned[N_LINKS];  /* this load's link is at its pin */
+	int old_link[N_LINKS];      /* the link it replaced there, or -1 */
+	bool format_written;
+	bool had_format;
+	bool format_stuck;          /* the old format could not be written back */
+	struct lsm_format old_format;
+};
 
-	pin_path(path, sizeof(path), name);
+static void load_undo_init(struct load_undo *u, bool created_dir)
+{
+	*u = (struct load_undo){ .created_dir = created_dir };
+	for (size_t i = 0; i < N_LINKS; i++)
+		u->old_link[i] = -1;
+}
+
+static void load_undo_end(struct load_undo *u)
+{
+	for (size_t i = 0; i < N_LINKS; i++)
+		if (u->old_link[i] >= 0) {
+			close(u->old_link[i]);
+			u->old_link[i] = -1;
+		}
+}
+
+/* Whether the load replaced a pinned program (rather than loading the
+ * first one). */
+static bool load_replaced(const struct load_undo *u)
+{
+	for (size_t i = 0; i < N_LINKS; i++)
+		if (u->old_link[i] >= 0)
+			return true;
+	return u->had_format;
+}
+
+/* Pin fd at path by way of path_next: whatever was at path stays until
+ * the new object is there, so enforcement has no gap. */
+static int pin_over(int fd, const char *path)
+{
+	char tmp[PATH_MAX + 8];
 	snprintf(tmp, sizeof(tmp), "%s" NEXT_SUFFIX, path);
 	unlink(tmp);
-	int r = bpf_link__pin(link, tmp);
+	int r = bpf_obj_pin(fd, tmp) < 0 ? -errno : 0;
 	if (r == 0 && rename(tmp, path) < 0)
 		r = -errno;
-	if (r < 0) {
+	if (r < 0)
 		unlink(tmp);
-		say(err, err_size, "cannot pin the BPF link %s: %s", path, strerror(-r));
-	}
 	return r;
 }
 
+/* Pin the link of link_pins[i], replacing a pin of an older program only
+ * once the new one is attached; the older link is held in *u. */
+static int pin_link(struct bpf_link *link, size_t i, struct load_undo *u, char *err,
+		    size_t err_size)
+{
+	char path[PATH_MAX];
+
+	pin_path(path, sizeof(path), link_pins[i]);
+	/* Held, so that undoing this load can pin it back. */
+	int old = obj_get(link_pins[i]);
+	if (old < 0 && old != -ENOENT) {
+		say(err, err_size, "cannot open the BPF link pinned at %s to replace it: %s", path,
+		    strerror(-old));
+		return old;
+	}
+	int r = pin_over(bpf_link__fd(link), path);
+	if (r < 0) {
+		if (old >= 0)
+			close(old);
+		say(err, err_size, "cannot pin the BPF link %s: %s", path, strerror(-r));
+		return r;
+	}
+	u->old_link[i] = old < 0 ? -1 : old;
+	u->link_pinned[i] = true;
+	return 0;
+}
+
+/* Put back what the load changed, in the reverse order: the format, the
+ * links (the LSM hook's first: it was attached last), the maps, the
+ * directory.  Goes on past a failure; the first one is said in why. */
+static int load_undo(struct load_undo *u, char *why, size_t why_size)
+{
+	char path[PATH_MAX];
+	int r = 0;
+
+#define UNDO_FAILED(e, ...)                                        \
+	do {                                                       \
+		if (r == 0) {                                      \
+			r = (e);                                   \
+			say(why, why_size, __VA_ARGS__);           \
+		}                                                  \
+	} while (0)
+
+	if (u->format_written && u->had_format) {
+		cleanup_close int fd = obj_get("format");
+		__u32 zero = 0;
+		int e = fd < 0 ? fd
+		    : bpf_map_update_elem(fd, &zero, &u->old_format, BPF_ANY) < 0 ? -errno : 0;
+		u->format_stuck = e < 0;
+		if (e < 0)
+			UNDO_FAILED(e, "cannot write back the format of the BPF LSM maps: %s",
+				    strerror(-e));
+	}
+	u->format_written = false;
+	for (size_t i = 0; i < N_LINKS; i++) {
+		if (!u->link_pinned[i])
+			continue;
+		pin_path(path, sizeof(path), link_pins[i]);
+		if (u->old_link[i] >= 0) {
+			int e = pin_over(u->old_link[i], path);
+			if (e < 0)
+				UNDO_FAILED(e, "cannot pin the replaced BPF link back at %s: %s", path,
+					    strerror(-e));
+		} else if (unlink(path) < 0 && errno != ENOENT) {
+			UNDO_FAILED(-errno, "cannot unpin %s: %s", path, strerror(errno));
+		}
+		u->link_pinned[i] = false;
+	}
+	for (size_t i = N_MAPS; u->maps_pinned && i-- > 0;) {
+		pin_path(path, sizeof(path), map_pins[i]);
+		if (u->map_new[i] && unlink(path) < 0 && errno != ENOENT)
+			UNDO_FAILED(-errno, "cannot unpin %s: %s", path, strerror(errno));
+	}
+	u->maps_pinned = false;
+	if (u->created_dir && rmdir(LSM_PIN_DIR) < 0 && errno != ENOENT)
+		UNDO_FAILED(-errno, "cannot remove %s: %s", LSM_PIN_DIR, strerror(errno));
+	u->created_dir = false;
+#undef UNDO_FAILED
+	return r;
+}
+
+/* After a failure said in err: undo the load and, if that fails too,
+ * add what is left and what to do. */
+static void load_undo_or_say(struct load_undo *u, char *err, size_t err_size)
+{
+	char why[512];
+	bool replaced = load_replaced(u);
+
+	if (load_undo(u, why, sizeof(why)) == 0)
+		return;
+	size_t len = strlen(err);
+	if (replaced)
+		snprintf(err + len, err_size - len,
+			 "; putting back the BPF LSM program that was in force failed too (%s): "
+			 "the links pinned in %s are partly this build's program, partly the one "
+			 "that was in force, both reading the scopes in force; %s",
+			 why, LSM_PIN_DIR,
+			 /* The format says this build's: apply would see nothing to do. */
+			 u->format_stuck ? "remove the program with 'uffdguard lsm remove', then "
+					   "apply the policy again"
+					 : "apply again to finish the replacement, or remove the "
+					   "program with 'uffdguard lsm remove'");
+	else
+		snprintf(err + len, err_size - len,
+			 "; removing what this command pinned failed too (%s): the BPF LSM program "
+			 "is partly pinned in %s; remove it with 'uffdguard lsm remove', then "
+			 "apply again", why, LSM_PIN_DIR);
+}
+
 /* Load, attach and pin, unless this very object is already pinned and
- * attached.  Called with the pin directory locked. */
-static int ensure_loaded(char *err, size_t err_size)
+ * attached.  Called with the pin directory locked.  On failure, what it
+ * changed is put back; on success *u says how to put it back. */
+static int ensure_loaded(struct load_undo *u, char *err, size_t err_size)
 {
 	struct lsm_format f = { 0 };
 	bool have_format = read_format(&f) == 0;
@@ -375,6 +540,10 @@ static int ensure_loaded(char *err, size_t err_size)
 		all_links &= pinned(link_pins[i]);
 	if (have_format && f.object_id == id && all_links)
 		return 0;
+	u->had_format = have_format;
+	u->old_format = f;
+	for (size_t i = 0; i < N_MAPS; i++)
+		u->map_new[i] = !pinned(map_pins[i]);
 
 	capture_start();
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = LSM_PIN_DIR);
@@ -382,13 +551,16 @@ static int ensure_loaded(char *err, size_t err_size)
 	if (!skel) {
 		int e = errno;
 		say(err, err_size, "cannot open the BPF LSM program: %s", strerror(e));
+		load_undo_or_say(u, err, err_size);
 		return -e;
 	}
+	/* A failed load unpins the maps it pinned itself. */
 	int r = uffdguard_bpf__load(skel);
 	if (r < 0) {
 		load_failure(-r, err, err_size);
 		goto out;
 	}
+	u->maps_pinned = true;
 	struct bpf_program *progs[N_LINKS] = { skel->progs.uffd_create, skel->progs.scope_on_mkdir,
 					       skel->progs.scope_on_rmdir };
 	/* The cgroup tracepoints first: by the time the hook decides,
@@ -401,7 +573,7 @@ static int ensure_loaded(char *err, size_t err_size)
 			    link_pins[i], strerror(-r));
 			goto out;
 		}
-		r = pin_link(link, link_pins[i], err, err_size);
+		r = pin_link(link, i, u, err, err_size);
 		bpf_link__destroy(link); /* the pin holds it */
 		if (r < 0)
 			goto out;
@@ -411,9 +583,18 @@ static int ensure_loaded(char *err, size_t err_size)
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.format), &zero, &now, BPF_ANY) < 0) {
 		r = -errno;
 		say(err, err_size, "cannot write the format of the BPF LSM maps: %s", strerror(-r));
+		goto out;
 	}
+	u->format_written = true;
 out:
 	uffdguard_bpf__destroy(skel);
+	if (r < 0) {
+		bool loaded = u->maps_pinned;
+		size_t len = strlen(err);
+		load_undo_or_say(u, err, err_size);
+		if (loaded && strlen(err) == len)
+			snprintf(err + len, err_size - len, "; nothing was changed");
+	}
 	return r;
 }
 
@@ -562,29 +743,56 @@ static int delete_entry(const struct maps *m, const struct lsm_scope_spec *s, ui
 	return forget_slot(m->scopes, slot);
 }
 
-/* Make the entries in force exactly *want (slots decided), from *have. */
+/* A scope as messages name it. */
+static const char *scope_name(char *buf, size_t size, const char *cgroup)
+{
+	if (cgroup[0])
+		snprintf(buf, size, "cgroup %s", cgroup);
+	else
+		snprintf(buf, size, "the host default");
+	return buf;
+}
+
+/* Make the entries in force exactly *want (slots decided), from *have;
+ * *failed is the spec of the first failure.  Stops there, unless
+ * undo: putting *have back goes on past a failure (*n_failed counts
+ * them) and leaves the counts of every slot as they are. */
 static int entries_write(const struct maps *m, const struct entries *have,
-			 const struct entries *want)
+			 const struct entries *want, bool undo,
+			 const struct lsm_scope_spec **failed,
+			 size_t *n_failed)
 {
 	int r = 0;
-	for (size_t i = 0; i < have->n && r == 0; i++)
+	*n_failed = 0;
+#define WROTE(spec, e)                                    \
+	do {                                              \
+		int e_ = (e);                             \
+		if (e_ < 0 && (*n_failed)++ == 0) {       \
+			r = e_;                           \
+			*failed = (spec);                 \
+		}                                         \
+	} while (0)
+	for (size_t i = 0; i < have->n && (undo || r == 0); i++)
 		if (entries_find(want, have->spec[i].cgroup) < 0)
-			r = delete_entry(m, &have->spec[i], have->slot[i]);
-	for (size_t i = 0; i < want->n && r == 0; i++) {
+			WROTE(&have->spec[i], delete_entry(m, &have->spec[i], have->slot[i]));
+	for (size_t i = 0; i < want->n && (undo || r == 0); i++) {
 		ssize_t j = entries_find(have, want->spec[i].cgroup);
 		if (j >= 0 && !memcmp(&have->spec[j].policy, &want->spec[i].policy,
 				      sizeof(struct policy)))
 			continue;
-		if (j < 0)
-			r = zero_counts(m->counts, want->slot[i]);
-		if (r == 0)
-			r = write_entry(m, &want->spec[i], want->slot[i]);
+		int e = j < 0 && !undo ? zero_counts(m->counts, want->slot[i]) : 0;
+		if (e == 0)
+			e = write_entry(m, &want->spec[i], want->slot[i]);
+		WROTE(&want->spec[i], e);
 	}
+#undef WROTE
 	return r;
 }
 
+/* Put specs in force; on failure, put back what was.  *undo_why says
+ * why that failed too, or is left empty. */
 static int apply_locked(const struct lsm_scope_spec *specs, size_t n, bool exact, char *err,
-			size_t err_size)
+			size_t err_size, char *undo_why, size_t undo_why_size)
 {
 	struct maps m;
 	int r = maps_open(&m, err, err_size);
@@ -604,14 +812,17 @@ static int apply_locked(const struct lsm_scope_spec *specs, size_t n, bool exact
 	}
 	if (!exact)
 		*want = *have;
-	bool used[LSM_MAX_SCOPES] = { [LSM_HOST_SLOT] = true };
+	size_t cgroups = 0;
+	for (size_t i = 0; i < want->n; i++)
+		cgroups += want->spec[i].cgroup[0] != '\0';
 	for (size_t i = 0; i < n; i++) {
 		ssize_t j = entries_find(want, specs[i].cgroup);
 		if (j >= 0) {
 			want->spec[j].policy = specs[i].policy;
 			continue;
 		}
-		if (want->n == LSM_MAX_SCOPES) {
+		/* The host has its slot; the cgroups share the others. */
+		if (specs[i].cgroup[0] && cgroups++ == LSM_MAX_SCOPES - 1) {
 			r = -E2BIG;
 			say(err, err_size, "too many scopes: at most %d cgroup entries",
 			    LSM_MAX_SCOPES - 1);
@@ -624,24 +835,69 @@ static int apply_locked(const struct lsm_scope_spec *specs, size_t n, bool exact
 											 : LSM_HOST_SLOT;
 		want->n++;
 	}
+	bool used[LSM_MAX_SCOPES] = { [LSM_HOST_SLOT] = true };
+	bool had[LSM_MAX_SCOPES] = { false };
 	for (size_t i = 0; i < want->n; i++)
-		if (want->slot[i] != UINT32_MAX)
+		if (want->slot[i] < LSM_MAX_SCOPES)
 			used[want->slot[i]] = true;
-	for (size_t i = 0, next = 1; i < want->n; i++) {
+	for (size_t i = 0; i < have->n; i++)
+		if (have->slot[i] < LSM_MAX_SCOPES)
+			had[have->slot[i]] = true;
+	for (size_t i = 0; i < want->n; i++) {
 		if (want->slot[i] != UINT32_MAX)
 			continue;
-		while (used[next])
-			next++;
-		want->slot[i] = (uint32_t)next;
-		used[next] = true;
+		/* A slot no entry in force uses, if there is one: putting
+		 * those entries back after a failure finds their counts. */
+		size_t s = 1;
+		while (s < LSM_MAX_SCOPES && (used[s] || had[s]))
+			s++;
+		if (s == LSM_MAX_SCOPES)
+			for (s = 1; used[s]; s++)
+				;
+		want->slot[i] = (uint32_t)s;
+		used[s] = true;
 	}
-	r = entries_write(&m, have, want);
+	const struct lsm_scope_spec *failed = NULL, *undo_failed = NULL;
+	size_t n_failed, n_undo_failed;
+	r = entries_write(&m, have, want, false, &failed, &n_failed);
 	if (r < 0) {
-		int e = r;
+		char what[LSM_PATH_MAX + 16];
+		scope_name(what, sizeof(what), failed->cgroup);
+		if (r == -E2BIG)
+			say(err, err_size, "cannot write the BPF LSM scope of %s: a map of the "
+			    "BPF LSM program is full", what);
+		else
+			say(err, err_size, "cannot write the BPF LSM scope of %s: %s", what,
+			    strerror(-r));
 		/* Put back what was in force: nothing half-applied. */
-		entries_write(&m, want, have);
-		say(err, err_size, "cannot write the BPF LSM scopes (nothing was changed): %s",
-		    strerror(-e));
+		int u = entries_write(&m, want, have, true, &undo_failed, &n_undo_failed);
+		if (u < 0) {
+			char knobs[256], sets[512] = "", which[LSM_PATH_MAX + 16], todo[2048];
+			const char *c = undo_failed->cgroup;
+			/* An entry in force before, or one this command added. */
+			bool old = undo_failed >= have->spec && undo_failed < have->spec + have->n;
+			scope_name(what, sizeof(what), c);
+			snprintf(which, sizeof(which), "%s%s", c[0] ? "--cgroup " : "--host", c);
+			policy_format(&undo_failed->policy, knobs, sizeof(knobs));
+			for (char *save = NULL, *k = strtok_r(knobs, " ", &save); k;
+			     k = strtok_r(NULL, " ", &save))
+				snprintf(sets + strlen(sets), sizeof(sets) - strlen(sets), " --set %s", k);
+			if (old)
+				snprintf(todo, sizeof(todo),
+					 "it is not in force as it was; to put it back, run 'uffdguard "
+					 "lsm remove %s' (if 'uffdguard lsm show' lists it), then "
+					 "'uffdguard lsm apply %s%s'", which, which, sets);
+			else
+				snprintf(todo, sizeof(todo),
+					 "it may be in force although it was not; remove it with "
+					 "'uffdguard lsm remove %s'", which);
+			say(undo_why, undo_why_size,
+			    "putting back the scopes in force before failed too, for %zu of them "
+			    "(%s%s: %s): %s%s", n_undo_failed, n_undo_failed > 1 ? "the first: " : "",
+			    what, strerror(-u), todo,
+			    n_undo_failed > 1 ? "; 'uffdguard lsm show' lists what is in force"
+					      : "; the others are as they were");
+		}
 	}
 out:
 	maps_close(&m);
@@ -678,21 +934,37 @@ int lsm_apply(const struct lsm_scope_spec *specs, size_t n, bool exact, char *er
 	int r = lsm_support_check(&s, err, err_size);
 	if (r < 0)
 		return r;
-	cleanup_close int dir = lock_pin_dir(true, err, err_size);
+	bool created;
+	cleanup_close int dir = lock_pin_dir(true, &created, err, err_size);
 	if (dir < 0)
 		return dir;
-	r = ensure_loaded(err, err_size);
-	if (r == 0)
-		r = apply_locked(specs, n, exact, err, err_size);
-	else
-		(void)rmdir(LSM_PIN_DIR); /* if the failure left it empty */
+	struct load_undo u;
+	load_undo_init(&u, created);
+	r = ensure_loaded(&u, err, err_size);
+	if (r < 0)
+		return r; /* put back already */
+	char scopes_why[1024] = "";
+	r = apply_locked(specs, n, exact, err, err_size, scopes_why, sizeof(scopes_why));
+	if (r < 0) {
+		/* Maps this command pinned go with the load: their scopes too. */
+		bool fresh = u.maps_pinned && !load_replaced(&u);
+		for (size_t i = 0; i < N_MAPS; i++)
+			fresh &= u.map_new[i];
+		size_t len = strlen(err);
+		if (scopes_why[0] && !fresh)
+			snprintf(err + len, err_size - len, "; %s", scopes_why);
+		load_undo_or_say(&u, err, err_size);
+		if (strlen(err) == len)
+			snprintf(err + len, err_size - len, "; nothing was changed");
+	}
+	load_undo_end(&u);
 	return r;
 }
 
 int lsm_remove_scope(const char *cgroup, char *err, size_t err_size)
 {
 	const char *name = cgroup && cgroup[0] ? cgroup : "";
-	cleanup_close int dir = lock_pin_dir(false, err, err_size);
+	cleanup_close int dir = lock_pin_dir(false, NULL, err, err_size);
 	if (dir == -ENOENT) {
 		say(err, err_size, "no BPF LSM policy is in force");
 		return -ENOENT;
@@ -724,7 +996,7 @@ int lsm_remove_scope(const char *cgroup, char *err, size_t err_size)
 int lsm_remove_all(char *err, size_t err_size)
 {
 	char path[PATH_MAX];
-	cleanup_close int dir = lock_pin_dir(false, err, err_size);
+	cleanup_close int dir = lock_pin_dir(false, NULL, err, err_size);
 	if (dir == -ENOENT)
 		return 0;
 	if (dir < 0)
