@@ -364,13 +364,20 @@ static int open_and_explain(void *arg)
 	return 0;
 }
 
-/* run_as() forks: share the result through a shared mapping. */
-static struct explained *explain_as(enum who who, struct explained in)
+/* in, in a shared mapping: children fork to explain, and the result
+ * comes back there. */
+static struct explained *shared_explained(struct explained in)
 {
 	struct explained *e = mmap(NULL, sizeof(*e), PROT_READ | PROT_WRITE,
 				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(e != MAP_FAILED);
 	*e = in;
+	return e;
+}
+
+static struct explained *explain_as(enum who who, struct explained in)
+{
+	struct explained *e = shared_explained(in);
 	ASSERT_EQ(run_as(who, open_and_explain, e), 0);
 	return e;
 }
@@ -482,10 +489,8 @@ TEST(explain_cap_in_user_namespace_only)
 	require_root();
 	sysctl_set(0);
 	/* A user namespace's root holds every capability there, none here. */
-	struct explained *e = mmap(NULL, sizeof(*e), PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(e != MAP_FAILED);
-	*e = (struct explained){ .flags = LIBUFFD_OPEN_KERNEL_FAULTS | LIBUFFD_OPEN_SYSCALL_ONLY };
+	struct explained *e = shared_explained(
+		(struct explained){ .flags = LIBUFFD_OPEN_KERNEL_FAULTS | LIBUFFD_OPEN_SYSCALL_ONLY });
 	pid_t pid = ASSERT_SYS(fork());
 	if (pid == 0) {
 		if (identity_drop(identity_unused_id(), false) < 0)
@@ -529,11 +534,8 @@ TEST(explain_without_proc_sys_reasons_from_the_kernels_rules)
 {
 	require_root();
 	sysctl_set(0);
-	struct explained *e = mmap(NULL, sizeof(*e), PROT_READ | PROT_WRITE,
-				   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_TRUE(e != MAP_FAILED);
-
-	*e = (struct explained){ .flags = LIBUFFD_OPEN_SYSCALL_ONLY, .seccomp_eperm = true };
+	struct explained *e = shared_explained(
+		(struct explained){ .flags = LIBUFFD_OPEN_SYSCALL_ONLY, .seccomp_eperm = true });
 	explain_without_proc(WHO_UNPRIV, e);
 	ASSERT_ERR(e->err, -EPERM);
 	ASSERT_SAYS(e, "UFFD_USER_MODE_ONLY, which Linux 5.11 and later allow to every process");

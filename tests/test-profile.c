@@ -1333,6 +1333,14 @@ TEST(cli_check_says_what_each_runtime_makes_of_a_file)
 /* --check tries each call in every form the kernel takes for it: a rule
  * that compares all 64 bits of ioctl's command, or the flags with one
  * value, refuses one form and lets the same call through in another. */
+/* `profile --check` of a file holding text, for runtime. */
+static void check_text(const char *path, const char *text, const char *runtime,
+		       struct cli_result *r)
+{
+	write_text(path, text);
+	CLI(WHO_ROOT, r, "profile", "--check", path, "--runtime", runtime);
+}
+
 TEST(cli_check_tries_every_form_of_a_call)
 {
 	char dir[] = "/tmp/uffdguard-profile.XXXXXX", path[PATH_MAX];
@@ -1362,14 +1370,12 @@ TEST(cli_check_tries_every_form_of_a_call)
 	snprintf(path, sizeof(path), "%s/p.json", dir);
 
 	snprintf(text, sizeof(text), "%s%s, %s]}", refuse, flag_tests, ioctl_low32);
-	write_text(path, text);
-	CLI(WHO_ROOT, &r, "profile", "--check", path, "--runtime", "containerd");
+	check_text(path, text, "containerd", &r);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_CONTAINS(r.out, "containerd enforces the policy user-mode-only");
 
 	snprintf(text, sizeof(text), "%s%s, %s]}", refuse, flag_tests, ioctl_64);
-	write_text(path, text);
-	CLI(WHO_ROOT, &r, "profile", "--check", path, "--runtime", "containerd");
+	check_text(path, text, "containerd", &r);
 	ASSERT_EQ(r.status, 3);
 	ASSERT_CONTAINS(r.out, "ioctl USERFAULTFD_IOC_NEW without UFFD_USER_MODE_ONLY, every"
 			       " container: not the same in every form of the call: refused (errno 1)"
@@ -1381,8 +1387,7 @@ TEST(cli_check_tries_every_form_of_a_call)
 	ASSERT_EQ(jbool(r.json, "outcomes.0.varies"), 0);
 
 	snprintf(text, sizeof(text), "%s%s, %s]}", refuse, flags_one, ioctl_low32);
-	write_text(path, text);
-	CLI(WHO_ROOT, &r, "profile", "--check", path, "--runtime", "docker");
+	check_text(path, text, "docker", &r);
 	ASSERT_EQ(r.status, 3);
 	ASSERT_CONTAINS(r.out, "userfaultfd without UFFD_USER_MODE_ONLY, containers without"
 			       " CAP_SYS_PTRACE: not the same in every form of the call: refused"

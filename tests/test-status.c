@@ -898,21 +898,29 @@ static void foreign_filter(void)
 		_exit(120);
 }
 
+/* `status --json` under foreign_filter(), the sysctl at knob, with a
+ * private device only root can open. */
+static json_object *status_under_foreign_filter(struct cli_result *r, int knob)
+{
+	char dev[PATH_MAX];
+
+	require_root();
+	sysctl_set(knob);
+	make_private_device(dev, 0, 0, 0600);
+	cli_pre_exec = foreign_filter;
+	CLI(WHO_ROOT, r, "status", "--json", "--device", dev, PROBE_DEADLINE);
+	cli_pre_exec = NULL;
+	remove_private_device(dev);
+	return cli_json(r);
+}
+
 /* Under another filter the verdict is that filter's, and said to be:
  * with the sysctl at 1, processes outside it are exposed. */
 TEST(a_filter_not_ours_is_protected_and_the_host_knob_warned_of)
 {
-	char dev[PATH_MAX];
 	struct cli_result r;
 
-	require_root();
-	sysctl_set(1);
-	make_private_device(dev, 0, 0, 0600);
-	cli_pre_exec = foreign_filter;
-	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, PROBE_DEADLINE);
-	cli_pre_exec = NULL;
-	remove_private_device(dev);
-	json_object *j = cli_json(&r);
+	json_object *j = status_under_foreign_filter(&r, 1);
 	ASSERT_EQ(r.status, 0);
 	ASSERT_STREQ(jstr(j, "verdict.status"), "protected");
 	ASSERT_STREQ(attempt(j, UNPRIV, 0), "EPERM");
@@ -922,13 +930,7 @@ TEST(a_filter_not_ours_is_protected_and_the_host_knob_warned_of)
 			"vm.unprivileged_userfaultfd = 1");
 
 	/* With the knob at 0 the host protects them too: nothing to warn of. */
-	sysctl_set(0);
-	make_private_device(dev, 0, 0, 0600);
-	cli_pre_exec = foreign_filter;
-	CLI(WHO_ROOT, &r, "status", "--json", "--device", dev, PROBE_DEADLINE);
-	cli_pre_exec = NULL;
-	remove_private_device(dev);
-	j = cli_json(&r);
+	j = status_under_foreign_filter(&r, 0);
 	ASSERT_EQ(r.status, 0);
 	json_object *w = jat(j, "verdict.warnings");
 	for (size_t i = 0; i < json_object_array_length(w); i++)
