@@ -158,6 +158,18 @@ static inline int engine_sigbus_is_fault(const siginfo_t *si)
 	return si->si_code == ENGINE_SIGBUS_CODE && si->si_errno > 0;
 }
 
+/* The signals a thread that resolves holds back: every one but those a
+ * fault raises, which the kernel delivers at once whatever the mask (a
+ * blocked one is reset to its default action, and kills). */
+static inline void engine_deferrable_signals(sigset_t *set)
+{
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
+
+	sigfillset(set);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(set, faults[i]);
+}
+
 #define ENGINE_COUNT(e, field, n) __atomic_fetch_add(&(e)->c.field, (n), __ATOMIC_RELAXED)
 
 #define BITS_PER_WORD (sizeof(unsigned long) * CHAR_BIT)

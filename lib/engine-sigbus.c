@@ -270,8 +270,9 @@ static int attach(struct libuffd_engine *e)
 		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 		/* A handler of another signal run inside ours, while it
 		 * resolves, could touch an in-thread region: SIGBUS is
-		 * blocked here, and the kernel would kill. */
-		sigfillset(&sa.sa_mask);
+		 * blocked here, and the kernel would kill.  (The kernel blocks
+		 * SIGBUS itself while ours runs.) */
+		engine_deferrable_signals(&sa.sa_mask);
 		r = uffd_sys_sigaction(SIGBUS, &sa, &previous);
 		if (r < 0)
 			goto out;

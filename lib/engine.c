@@ -430,8 +430,8 @@ LIBUFFD_EXPORT int libuffd_engine_populate(struct libuffd_engine *e, void *addr,
 	 * handler run meanwhile that touched an unresolved page of the region
 	 * would wait for a resolver that waits for those (for a free buffer,
 	 * or for the copies to end before it reads events): for ever.  So
-	 * signals wait until populate is done. */
-	sigfillset(&all);
+	 * signals wait until populate is done, but for those of a fault. */
+	engine_deferrable_signals(&all);
 	uffd_sys_sigprocmask(SIG_SETMASK, &all, &old);
 	int r = populate(e, base, p0, p1);
 	uffd_sys_sigprocmask(SIG_SETMASK, &old, NULL);

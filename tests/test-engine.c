@@ -1041,6 +1041,64 @@ BOTH_MODES(populate_holds_signals_back_until_done)
 	assert_exited_zero(child_status_within(populate_under_signal, &mode, 20));
 }
 
+/* The signals a fault raises are not held back: a source may take one and
+ * handle it, inside populate (here a guard page its SIGSEGV handler opens);
+ * blocked, the kernel would kill instead. */
+static char *guarded;
+static size_t guarded_len;
+static volatile sig_atomic_t segv_seen;
+
+static void on_segv_open(int sig)
+{
+	segv_seen = 1;
+	mprotect(guarded, guarded_len, PROT_READ);
+}
+
+static int fill_through_guard(void *ctx, uint64_t offset, void *dst, size_t len)
+{
+	fill_pattern(ctx, offset, dst, len);
+	(void)*(const volatile char *)guarded;
+	return 0;
+}
+
+static int populate_through_a_guard(void *arg)
+{
+	enum libuffd_engine_mode mode = *(enum libuffd_engine_mode *)arg;
+	size_t pg = page_size();
+	struct fill_ctx c = { 29, pg };
+	char *r = map_pages(8);
+	struct libuffd_engine_source s = { .kind = LIBUFFD_ENGINE_SOURCE_CALLBACK,
+					   .fill = fill_through_guard, .ctx = &c };
+	struct libuffd_engine_opts o = { .mode = mode, .threads = 1 };
+	struct libuffd_engine *e;
+	struct sigaction sa = { 0 };
+
+	guarded_len = pg;
+	guarded = mmap(NULL, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	sa.sa_handler = on_segv_open;
+	sigemptyset(&sa.sa_mask);
+	if (guarded == MAP_FAILED || sigaction(SIGSEGV, &sa, NULL) < 0 ||
+	    libuffd_engine_create(r, 8 * pg, &s, &o, &e) < 0)
+		return 2;
+	if (libuffd_engine_populate(e, r, 8 * pg) < 0)
+		return 3;
+	if (!segv_seen)
+		return 4;
+	if (first_bad_page(r, 0, 8, 29) != -1)
+		return 5;
+	return libuffd_engine_destroy(e) < 0 ? 6 : 0;
+}
+
+BOTH_MODES(populate_lets_the_signals_of_a_fault_through)
+{
+	struct libuffd_engine_opts o = { .mode = mode };
+	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	char *probe = map_pages(1);
+	struct libuffd_engine *e = serve_with(probe, page_size(), &z, &o); /* skips without */
+	ASSERT_OK(libuffd_engine_destroy(e));
+	assert_exited_zero(child_status_within(populate_through_a_guard, &mode, 20));
+}
+
 /* A partial munmap leaves holes in the region, and mapping something else
  * there leaves pages that are not registered: populating the whole region
  * skips both and makes the rest present, past the holes too (beyond the
