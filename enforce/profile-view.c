@@ -335,6 +335,7 @@ static void decide(struct json_object *prof, enum profile_reader rd, bool ptrace
 struct arg_values {
 	uint64_t v[6][ARG_VALUES_MAX];
 	int n[6];
+	bool full; /* a value was left out: not every form can be tried */
 };
 
 /* Whether the kernel takes x, as argument k of the call, for what the
@@ -353,12 +354,15 @@ static bool same_for_kernel(bool syscall, bool umo, int k, uint64_t x)
 
 static void add_value(struct arg_values *av, bool syscall, bool umo, int k, uint64_t x)
 {
-	if (!same_for_kernel(syscall, umo, k, x) || av->n[k] == ARG_VALUES_MAX)
+	if (!same_for_kernel(syscall, umo, k, x))
 		return;
 	for (int i = 0; i < av->n[k]; i++)
 		if (av->v[k][i] == x)
 			return;
-	av->v[k][av->n[k]++] = x;
+	if (av->n[k] == ARG_VALUES_MAX)
+		av->full = true;
+	else
+		av->v[k][av->n[k]++] = x;
 }
 
 /* The values to try for each argument of name(checked): the checked one
@@ -370,6 +374,7 @@ static void arg_values(struct json_object *prof, enum profile_reader rd, const c
 {
 	struct json_object *rules = field(prof, "syscalls");
 
+	av->full = false;
 	for (int k = 0; k < 6; k++) {
 		av->n[k] = 0;
 		add_value(av, syscall, umo, k, checked[k]);
@@ -436,12 +441,13 @@ static void outcome_of(struct json_object *prof, enum profile_reader rd, bool pt
 	/* Every combination, as an odometer; the first (all digits 0) is the
 	 * call already decided. */
 	int digit[6] = { 0 };
-	for (int tries = 0; tries < ARG_TRIES_MAX; tries++) {
+	int tries = 0;
+	for (; tries < ARG_TRIES_MAX; tries++) {
 		int k = 0;
 		while (k < 6 && ++digit[k] == av.n[k])
 			digit[k++] = 0;
 		if (k == 6)
-			return;
+			break;
 		uint64_t x[6];
 		for (int i = 0; i < 6; i++)
 			x[i] = av.v[i][digit[i]];
@@ -456,9 +462,11 @@ static void outcome_of(struct json_object *prof, enum profile_reader rd, bool pt
 		o->varied_valid = m.valid;
 		return;
 	}
-	/* Too many combinations to try them all: say so rather than vouch. */
-	o->varies = true;
-	o->varied_rule = -2;
+	/* Too many forms to try them all: say so rather than vouch. */
+	if (av.full || tries == ARG_TRIES_MAX) {
+		o->varies = true;
+		o->varied_rule = -2;
+	}
 }
 
 void profile_view_of(struct json_object *profile, enum profile_reader reader, struct profile_view *v)
