@@ -153,6 +153,17 @@ struct policy cli_policy_build(struct cli_policy *o, const char *fallback)
 	return p;
 }
 
+bool cli_sets_ask_exemption(const char *const *sets, size_t n_sets)
+{
+	static const char knob[] = "ignore_cap_sys_ptrace=";
+	bool asked = false;
+
+	for (size_t i = 0; i < n_sets; i++)
+		if (!strncmp(sets[i], knob, sizeof(knob) - 1))
+			asked = !strcmp(sets[i] + sizeof(knob) - 1, "0");
+	return asked;
+}
+
 void cli_policy_help(FILE *out, const char *fallback)
 {
 	const struct policy_preset *ps = policy_presets;

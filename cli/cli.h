@@ -85,6 +85,10 @@ bool cli_policy_option(struct cli_policy *o, int c, const char *arg);
 /* The policy asked for (preset `fallback` when --policy was not given);
  * a usage error if it is not valid.  Frees what the options held. */
 struct policy cli_policy_build(struct cli_policy *o, const char *fallback);
+/* Whether the last of sets (K=V strings) naming ignore_cap_sys_ptrace
+ * asks for the CAP_SYS_PTRACE exemption (=0), which only run's supervise
+ * mode can give. */
+bool cli_sets_ask_exemption(const char *const *sets, size_t n_sets);
 /* The help lines of the two options, aligned with a verb's others. */
 void cli_policy_help(FILE *out, const char *fallback);
 

@@ -354,11 +354,7 @@ static int run_run(int argc, char **argv)
 	if (optind == argc)
 		usage_error("missing the command after '--'");
 
-	/* Whether the last word on the privilege test asks for the exemption. */
-	bool exemption_asked = false;
-	for (size_t i = 0; i < po.n_sets; i++)
-		if (!strncmp(po.sets[i], "ignore_cap_sys_ptrace=", 22))
-			exemption_asked = !strcmp(po.sets[i] + 22, "0");
+	bool exemption_asked = cli_sets_ask_exemption(po.sets, po.n_sets);
 	struct policy policy = cli_policy_build(&po, DEFAULT_POLICY);
 	if (run_options_check(&ro, err, sizeof(err)) < 0)
 		usage_error("%s", err);

@@ -2,8 +2,8 @@
 /*
  * uffdguard sysctl: the policy through the kernel's own knobs, where the
  * kernel can express it.  Since Linux 5.11 vm.unprivileged_userfaultfd=0
- * is user-mode-only and 1 is allow; a kernel with the patch in kernel/
- * (after the 2020 series' knobs) adds 2 = deny and
+ * is user-mode-only and 1 is allow; a kernel with the patch series in
+ * kernel/ adds 2 = deny and
  * vm.unprivileged_userfaultfd_covers_dev, which makes /dev/userfaultfd
  * follow the first knob.  Elsewhere "deny" and the
  * device have no native setting, and the command says what to use instead.
@@ -47,16 +47,17 @@ static const struct exit_code sysctl_exit_codes[] = {
 #define MAX_SETS 8
 
 /* What enforces a policy the knobs cannot express, widest scope first,
- * each command as it runs.  `args` is "--policy P [--set K=V]...". */
-static void print_instead(FILE *out, const char *args)
+ * each command as it runs.  `args` is "--policy P [--set K=V]..."; with
+ * `exemption` (ignore_cap_sys_ptrace=0 asked), run needs supervise mode. */
+static void print_instead(FILE *out, const char *args, bool exemption)
 {
 	fprintf(out,
 		"  the whole host (BPF LSM):  uffdguard lsm apply --host %s\n"
-		"  one process tree:          uffdguard run %s -- COMMAND\n"
+		"  one process tree:          uffdguard run %s%s -- COMMAND\n"
 		"  containers (runc, crun, containerd; Docker and Podman: uffdguard-profile(1)):\n"
 		"    uffdguard profile %s --format oci \\\n"
 		"      --base " UFFDGUARD_DATADIR "/containerd-default.json -o uffd.json\n",
-		args, args, args);
+		args, exemption ? "--mode supervise " : "", args, args);
 }
 
 /* "--policy NAME --set K=V ...", as the user gave them. */
@@ -74,12 +75,12 @@ static void sysctl_usage(FILE *out)
 	      "       uffdguard sysctl apply POLICY [--set cover_device=0|1] [--check] [--json]\n"
 	      "                              [--persist[=FILE] | --persist FILE] [--force]\n\n"
 	      "Show or set vm.unprivileged_userfaultfd, the kernel's own knob, and on a\n"
-	      "kernel with the patch in uffdguard's kernel/ directory (it adds 2 = deny,\n"
-	      "after the 2020 series' knobs) also vm.unprivileged_userfaultfd_covers_dev.\n"
+	      "kernel built with the patch series in uffdguard's source (kernel/: it adds\n"
+	      "2 = deny) also vm.unprivileged_userfaultfd_covers_dev.\n"
 	      "POLICY is named as the kernel numbers the knob: user-mode-only (0) or\n"
-	      "allow (1) on Linux 5.11 or later, deny (2) on a kernel with the patch.\n"
+	      "allow (1) on Linux 5.11 or later, deny (2) on a kernel with the series.\n"
 	      "Elsewhere deny is refused and /dev/userfaultfd follows only its file\n"
-	      "permissions; ignore_cap_sys_ptrace=1 is refused on every kernel (the kernel\n"
+	      "permissions; ignore_cap_sys_ptrace=1 is refused but under allow (the kernel\n"
 	      "always exempts CAP_SYS_PTRACE).  For those, use uffdguard lsm, run or\n"
 	      "profile, as the refusal says.\n\n"
 	      "Options of show:\n"
@@ -267,7 +268,7 @@ static int sysctl_show(bool json)
 		       sysctl_covers_dev_meaning(cov));
 	printf("  kernel:     Linux %s (%s meaning of the knob%s)\n", rel,
 	       new_sem ? "the 5.11+" : "the pre-5.11",
-	       new_sem && cov >= 0 ? "; 2 denies: the kernel has uffdguard's patch" : "");
+	       new_sem && cov >= 0 ? "; 2 denies: the kernel has the patch series in uffdguard's source" : "");
 	json_object *list = json_object_object_get(o, "persisted");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		json_object *e = json_object_array_get_idx(list, i);
@@ -410,7 +411,7 @@ static int sysctl_apply(int argc, char **argv)
 			  "  userfaultfd descriptor, whatever the knob says.  To hold such processes\n"
 			  "  to the policy too, use uffdguard's own enforcement:",
 			  SYSCTL_NAME, knob);
-		print_instead(stderr, args);
+		print_instead(stderr, args, cli_sets_ask_exemption(sets, n_sets));
 		return EXIT_REFUSED;
 	}
 	if (!release)
@@ -433,13 +434,13 @@ static int sysctl_apply(int argc, char **argv)
 	if (value < 0 && new_sem) {
 		cli_error("refusing: %s cannot express deny on Linux %s: since 5.11\n"
 			  "  its 0 lets unprivileged processes create user-mode-only descriptors;\n"
-			  "  only a kernel with the patch in uffdguard's kernel/ directory denies\n"
-			  "  them altogether (it adds 2 = deny and %s,\n"
-			  "  after the 2020 series' knobs), and this one lacks it.\n"
+			  "  only a kernel built with the patch series in uffdguard's source\n"
+			  "  (kernel/: it adds 2 = deny and %s)\n"
+			  "  denies them altogether, and this one lacks it.\n"
 			  "  The closest native setting is user-mode-only.  To deny unprivileged\n"
 			  "  callers here, use uffdguard's own enforcement:",
 			  SYSCTL_NAME, release, SYSCTL_COVERS_DEV_NAME);
-		print_instead(stderr, args);
+		print_instead(stderr, args, cli_sets_ask_exemption(sets, n_sets));
 		return EXIT_REFUSED;
 	} else if (value < 0) {
 		die(EXIT_REFUSED,
@@ -574,7 +575,7 @@ static int sysctl_apply(int argc, char **argv)
 		printf("note: %s is not governed by the knob%s; to cover it too:\n",
 		       LIBUFFD_DEVICE_PATH,
 		       series ? " (--set cover_device=0)" : " on this kernel");
-		print_instead(stdout, device_args);
+		print_instead(stdout, device_args, false);
 	}
 	if (needs_root[0])
 		printf("note: apply needs root: %s\n", needs_root);

@@ -137,7 +137,7 @@ const char *sysctl_meaning(int value, bool new_semantics)
 				 "(before Linux 5.11)";
 	if (value == SYSCTL_DENY && new_semantics)
 		return "a process without CAP_SYS_PTRACE may not create userfaultfd descriptors at "
-		       "all (a kernel with the patch in uffdguard's kernel/ that adds 2 = deny)";
+		       "all (a kernel with the patch series in uffdguard's source, kernel/, that adds 2)";
 	return "a value this tool does not know";
 }
 

@@ -129,6 +129,11 @@ TEST(deny_is_not_expressible_and_points_elsewhere)
 	CLI(WHO_ROOT, &r, "sysctl", "apply", "2");
 	ASSERT_EQ(r.status, 3);
 	ASSERT_EQ(sysctl_get(), 1);
+	/* The exemption asked for: only run's supervise mode can keep it. */
+	CLI(WHO_ROOT, &r, "sysctl", "apply", "deny", "--set", "ignore_cap_sys_ptrace=0");
+	ASSERT_EQ(r.status, 3);
+	ASSERT_CONTAINS(r.err, "uffdguard run --mode supervise --policy deny --set "
+			       "ignore_cap_sys_ptrace=0 -- COMMAND\n");
 }
 
 /* On a kernel with the series: deny is 2, and the device follows the knob
@@ -663,8 +668,8 @@ static int command_words(const char *start, char *buf, size_t size, const char *
 
 /* What a refusal suggests runs as printed: run with a command in place
  * of COMMAND, and the profile (its --base from the source tree when
- * uffdguard is not installed).  lsm apply changes the host: its words
- * are checked against its usage only. */
+ * uffdguard is not installed).  lsm apply would change the host: only
+ * its presence is checked. */
 TEST(suggested_commands_work_as_printed)
 {
 	char dir[] = "/tmp/uffdguard-sysctl.XXXXXX", out[PATH_MAX], base[PATH_MAX], buf[1024];
