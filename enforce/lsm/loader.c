@@ -941,8 +941,10 @@ int lsm_apply(const struct lsm_scope_spec *specs, size_t n, bool exact, char *er
 	struct load_undo u;
 	load_undo_init(&u, created);
 	r = ensure_loaded(&u, err, err_size);
-	if (r < 0)
-		return r; /* put back already */
+	if (r < 0) {
+		load_undo_end(&u); /* put back already: the links it held */
+		return r;
+	}
 	char scopes_why[1024] = "";
 	r = apply_locked(specs, n, exact, err, err_size, scopes_why, sizeof(scopes_why));
 	if (r < 0) {
