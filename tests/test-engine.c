@@ -972,6 +972,16 @@ BOTH_MODES(populate_keeps_present_pages)
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
 
+/* Skips the case where this kernel cannot run an engine in mode: before
+ * a case that runs its engine in a child. */
+static void skip_without_mode(enum libuffd_engine_mode mode)
+{
+	struct libuffd_engine_opts o = { .mode = mode };
+	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
+	char *probe = map_pages(1);
+	ASSERT_OK(libuffd_engine_destroy(serve_with(probe, page_size(), &z, &o)));
+}
+
 /* Populate resolves in the caller's thread, holding a scratch buffer and
  * the count of copies under way.  A signal handler that ran meanwhile and
  * touched an unresolved page of the region would wait for a resolver
@@ -1033,11 +1043,7 @@ BOTH_MODES(populate_holds_signals_back_until_done)
 {
 	if (mode == IT && UNDER_TSAN)
 		SKIP(TSAN_DEFERS_SIGNALS);
-	struct libuffd_engine_opts o = { .mode = mode };
-	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
-	char *probe = map_pages(1);
-	struct libuffd_engine *e = serve_with(probe, page_size(), &z, &o); /* skips without */
-	ASSERT_OK(libuffd_engine_destroy(e));
+	skip_without_mode(mode);
 	assert_exited_zero(child_status_within(populate_under_signal, &mode, 20));
 }
 
@@ -1091,11 +1097,7 @@ static int populate_through_a_guard(void *arg)
 
 BOTH_MODES(populate_lets_the_signals_of_a_fault_through)
 {
-	struct libuffd_engine_opts o = { .mode = mode };
-	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
-	char *probe = map_pages(1);
-	struct libuffd_engine *e = serve_with(probe, page_size(), &z, &o); /* skips without */
-	ASSERT_OK(libuffd_engine_destroy(e));
+	skip_without_mode(mode);
 	assert_exited_zero(child_status_within(populate_through_a_guard, &mode, 20));
 }
 
