@@ -9,7 +9,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -345,14 +344,9 @@ static int open_and_explain(void *arg)
 	struct libuffd_open_opts o = { .flags = e->flags, .device_path = e->device };
 	struct libuffd_open_report rep;
 
-	if (e->seccomp_enosys || e->seccomp_eperm) {
-		scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-		if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(e->seccomp_enosys ? ENOSYS : EPERM),
-					     SCMP_SYS(userfaultfd), 0) < 0 ||
-		    seccomp_load(ctx) < 0)
-			FAIL("cannot install the test's seccomp filter");
-		seccomp_release(ctx);
-	}
+	if ((e->seccomp_enosys || e->seccomp_eperm) &&
+	    refuse_userfaultfd_by_seccomp(e->seccomp_enosys ? ENOSYS : EPERM) < 0)
+		FAIL("cannot install the test's seccomp filter");
 	e->err = libuffd_open(&o, &rep);
 	e->path = rep.path;
 	if (e->err >= 0) {

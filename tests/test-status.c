@@ -8,10 +8,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <pty.h>
 #include <sched.h>
 #include <signal.h>
@@ -597,6 +593,8 @@ static void kill_status_in_msgsnd(int sig, enum who who)
 	int before = message_queues();
 	char path[PATH_MAX];
 	snprintf(path, sizeof(path), "%s", cli_path());
+	if (who != WHO_ROOT)
+		cli_require_reachable_by_others();
 
 	pid_t pid = ASSERT_SYS(fork());
 	if (pid == 0) {
@@ -879,22 +877,10 @@ TEST(inside_run_policy_user_mode_only)
 	assert_all_refused(j, UNPRIV);
 }
 
-/* A filter that is not uffdguard's, as a container runtime's default
- * profile: every userfaultfd(2) gets EPERM. */
+/* Before status runs: a filter that is not uffdguard's. */
 static void foreign_filter(void)
 {
-	struct sock_filter insn[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+	if (refuse_userfaultfd_by_seccomp(EPERM) < 0)
 		_exit(120);
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <seccomp.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -124,4 +126,15 @@ void remove_private_device(const char *path)
 		*slash = '\0';
 		rmdir(dir);
 	}
+}
+
+int refuse_userfaultfd_by_seccomp(int err)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW); /* sets no_new_privs */
+	int r = ctx ? seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), SCMP_SYS(userfaultfd), 0) : -ENOMEM;
+
+	if (r == 0)
+		r = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r;
 }
