@@ -42,11 +42,34 @@ static bool drain(struct sink *s)
 	return n > 0 || (n < 0 && errno == EINTR);
 }
 
+void cli_require_reachable_by_others(void)
+{
+	static int reachable = -1;
+
+	if (reachable < 0) {
+		pid_t pid = ASSERT_SYS(fork());
+		if (pid == 0)
+			_exit(identity_drop(identity_unused_id(), false) == 0 &&
+			      access(cli_path(), X_OK) == 0 ? 0 : 1);
+		int status;
+		ASSERT_SYS(waitpid(pid, &status, 0));
+		reachable = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	if (!reachable)
+		SKIP("a user other than root cannot reach %s: a directory above it is closed to "
+		     "others (a clone in root's home, or in a mktemp -d directory); clone into a "
+		     "directory every user may enter, such as /var/tmp, or chmod o+x those above it",
+		     cli_path());
+}
+
 void cli_run(enum who who, const char *const *args, struct cli_result *r)
 {
 	const char *bin = cli_path();
 	int out[2], err[2];
 	const char *argv[32] = { bin };
+
+	if (who != WHO_ROOT)
+		cli_require_reachable_by_others();
 
 	for (int i = 0; args[i]; i++) {
 		ASSERT_TRUE(i < 30);

@@ -20,7 +20,12 @@ struct cli_result {
  * it a limit or a capability set the test itself must not have. */
 extern void (*cli_pre_exec)(void);
 
-/* Run $UFFDGUARD args... as `who`, capturing stdout and stderr. */
+/* Skips the case unless a user other than root can run $UFFDGUARD (every
+ * directory above it searchable by others). */
+void cli_require_reachable_by_others(void);
+
+/* Run $UFFDGUARD args... as `who`, capturing stdout and stderr (skips the
+ * case where `who` cannot reach it). */
 void cli_run(enum who who, const char *const *args, struct cli_result *r);
 #define CLI(who, r, ...) cli_run(who, (const char *const[]){ __VA_ARGS__, NULL }, r)
 
