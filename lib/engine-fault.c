@@ -250,8 +250,10 @@ static int all_cached(const struct libuffd_engine *e, size_t off, size_t len)
 
 /* The FILE source's bitmaps, a bit per block of its mapping
  * (ENGINE_MAP_BLOCK_ORDER): blocks as the kernel's fault-around aligns
- * them, by address. */
-enum { BLOCK_TOUCHED, BLOCK_MAPPED };
+ * them, by address.  Touched: a single page was resolved there; reused:
+ * something was resolved there again after that; mapped: a copy went
+ * through the mapping there. */
+enum { BLOCK_TOUCHED, BLOCK_REUSED, BLOCK_MAPPED };
 
 static size_t block_of(const struct libuffd_engine *e, size_t off)
 {
@@ -280,30 +282,55 @@ static void note_blocks_mapped(struct libuffd_engine *e, size_t off, size_t len)
 		block_bit(e, BLOCK_MAPPED, b, 1);
 }
 
+/* The share, in 256ths, of blocks a single page touched first that are
+ * resolved from again (reused): each first touch lowers it by 1/16,
+ * each block's first reuse raises it by 16, so that it settles at
+ * reuses over first touches. */
+static void note_reuse(struct libuffd_engine *e, size_t b)
+{
+	if (block_bit(e, BLOCK_TOUCHED, b, 0) && !block_bit(e, BLOCK_REUSED, b, 1)) {
+		unsigned int share = LOAD(&e->seen_share);
+		STORE(&e->seen_share, share + 16 < 256 ? share + 16 : 256);
+	}
+}
+
+/* A window of a hot file [off, off + len), more than a page: the blocks
+ * where single pages went before it are reused. */
+static void note_window_reuse(struct libuffd_engine *e, size_t off, size_t len)
+{
+	for (size_t b = block_of(e, off), last = block_of(e, off + len - 1); b <= last; b++)
+		note_reuse(e, b);
+}
+
 /* A single page of a hot file: through the mapping, or with pread(2) and
  * a second copy, whichever costs less.  In a block that an earlier copy
  * mapped, the mapping costs only the copy.  Otherwise the copy's fault
  * maps the block (fault-around): next to nothing for a file cached in
  * large folios, more than the second copy for one cached in single
- * pages, and a saving for each later page in the block.  So the mapping
- * is reckoned at what a page would cost if every single page went
- * through it: the costs of a page in a block not mapped and in one
- * mapped, weighed by the share of pages that fall in a block touched
- * before.  That share is counted whichever way pages went, or pread(2),
- * once chosen, would leave every block unmapped and the mapping looking
- * dear.  One page in ENGINE_SINGLE_PROBE outside mapped blocks goes the
- * other way, so that a change of either cost is seen. */
+ * pages, and a saving for whatever is resolved in the block later: a
+ * page, or the window of a run that starts with this page, which would
+ * map the block itself if this page went by pread(2).  So the mapping is
+ * reckoned at what it costs a block that a single page touches first:
+ * the cost of a page in a block not mapped, less the fault it spares (the
+ * unmapped cost less the mapped one) times the share of such blocks that
+ * are reused.  That share is counted whichever way pages went, or
+ * pread(2), once chosen, would leave every block unmapped and the
+ * mapping looking dear.  One page in ENGINE_SINGLE_PROBE outside mapped
+ * blocks goes the other way, so that a change of either cost is seen. */
 static enum single_way single_way(struct libuffd_engine *e, size_t off)
 {
 	size_t b = block_of(e, off);
-	int touched = block_bit(e, BLOCK_TOUCHED, b, 1);
-	uint64_t share = LOAD(&e->seen_share); /* 256ths */
 
-	unsigned int next = (unsigned int)(share - share / 16 + (touched ? 16 : 0));
-	if (next != share) /* steady once every page, or none, falls in a touched block */
-		STORE(&e->seen_share, next);
+	if (block_bit(e, BLOCK_TOUCHED, b, 1)) {
+		note_reuse(e, b);
+	} else {
+		unsigned int share = LOAD(&e->seen_share);
+		if (share) /* steady at 0 while no block is reused */
+			STORE(&e->seen_share, share - (share + 15) / 16);
+	}
 	if (block_bit(e, BLOCK_MAPPED, b, 0))
 		return SINGLE_MAP_MAPPED;
+	uint64_t share = LOAD(&e->seen_share);
 	uint64_t mapping = ((256 - share) * LOAD(&e->single_ns[SINGLE_MAP_UNMAPPED]) +
 			    share * LOAD(&e->single_ns[SINGLE_MAP_MAPPED])) / 256;
 	int map = mapping <= LOAD(&e->single_ns[SINGLE_PREAD]);
@@ -340,6 +367,7 @@ static int via_mapping(struct libuffd_engine *e, size_t off, size_t len, struct 
 			sp->way = single_way(e, off);
 			return sp->way != SINGLE_PREAD;
 		}
+		note_window_reuse(e, off, len);
 		if (len <= ENGINE_TIMED_COPY_MAX)
 			return 1;
 	}

@@ -89,11 +89,12 @@ struct libuffd_engine {
 	/* FILE: what a single page has cost lately (ns, moving averages, by
 	 * enum single_way): read with pread(2), copied through the mapping
 	 * from a block of it not mapped yet, or from a block already mapped;
-	 * the share, in 256ths, of single pages that fell in a block touched
-	 * before, whichever way; a count of the single pages of a hot file
-	 * (one in ENGINE_SINGLE_PROBE goes the dearer way); and per block of
-	 * the mapping (ENGINE_MAP_BLOCK_ORDER) two bitmaps of block_words
-	 * words each, one after the other: touched, and mapped by a copy. */
+	 * the share, in 256ths, of blocks a single page touched first that
+	 * were resolved from again, whichever way; a count of the single
+	 * pages of a hot file (one in ENGINE_SINGLE_PROBE goes the dearer
+	 * way); and per block of the mapping (ENGINE_MAP_BLOCK_ORDER) three
+	 * bitmaps of block_words words each, one after the other: touched by
+	 * a single page, reused since, and mapped by a copy. */
 	unsigned int single_ns[3];
 	unsigned int seen_share;
 	unsigned int singles;

@@ -100,10 +100,10 @@ static int setup_source(struct libuffd_engine *e, const struct libuffd_engine_so
 			/* A bit per block the mapping meets (engine-fault.c). */
 			size_t blocks = ((e->body_len >> e->shift) >> ENGINE_MAP_BLOCK_ORDER) + 2;
 			e->block_words = (blocks + BITS_PER_WORD - 1) / BITS_PER_WORD;
-			e->block_bits = calloc(2 * e->block_words, sizeof(unsigned long));
+			e->block_bits = calloc(3 * e->block_words, sizeof(unsigned long));
 			if (!e->block_bits)
 				return -ENOMEM;
-			e->overhead += 2 * e->block_words * sizeof(unsigned long);
+			e->overhead += 3 * e->block_words * sizeof(unsigned long);
 		}
 		return setup_scratch(e, nscratch);
 	}
