@@ -13,23 +13,50 @@
 
 #define BATCH 64          /* messages per read */
 
-/* ---- Pages removed by events read as zero ---------------------------- */
+/* ---- Pages removed by events read as zero ----------------------------
+ * Pages that left the region (unmapped, or moved away) read as zero too
+ * if they are ever ours again, and are marked apart: another region may
+ * have been moved onto them (mremap(MREMAP_FIXED)), and the kernel lets
+ * any userfaultfd fill any registered page. */
+
+static int page_bit(const unsigned long *bits, size_t p)
+{
+	return (LOAD(&bits[p / BITS_PER_WORD]) >> (p % BITS_PER_WORD)) & 1;
+}
 
 static int is_zeroed(struct libuffd_engine *e, size_t p)
 {
-	return (LOAD(&e->zeroed[p / BITS_PER_WORD]) >> (p % BITS_PER_WORD)) & 1;
+	return page_bit(e->zeroed, p);
 }
 
-static void mark_zeroed(struct libuffd_engine *e, uintptr_t start, uintptr_t end)
+/* Set (or clear) the bits of the region's pages in [start, end). */
+static void mark_pages(struct libuffd_engine *e, unsigned long *bits, uintptr_t start,
+		       uintptr_t end, int set)
 {
 	uintptr_t base = LOAD(&e->base);
 	uintptr_t lo = start > base ? start : base, hi = end < base + e->len ? end : base + e->len;
 
 	for (uintptr_t a = lo; a < hi; a += e->page) {
 		size_t p = (a - base) >> e->shift;
-		__atomic_fetch_or(&e->zeroed[p / BITS_PER_WORD], 1ul << (p % BITS_PER_WORD),
-				  __ATOMIC_RELEASE);
+		unsigned long bit = 1ul << (p % BITS_PER_WORD);
+		if (set)
+			__atomic_fetch_or(&bits[p / BITS_PER_WORD], bit, __ATOMIC_RELEASE);
+		else
+			__atomic_fetch_and(&bits[p / BITS_PER_WORD], ~bit, __ATOMIC_RELEASE);
 	}
+}
+
+/* The first page of [i, end) that left the region, or end (a word of
+ * the bitmap at a time: on the path of every fault). */
+static size_t first_left(struct libuffd_engine *e, size_t i, size_t end)
+{
+	while (i < end) {
+		unsigned long w = LOAD(&e->left[i / BITS_PER_WORD]) >> (i % BITS_PER_WORD);
+		if (w)
+			return min_sz(i + (size_t)__builtin_ctzl(w), end);
+		i = (i / BITS_PER_WORD + 1) * BITS_PER_WORD;
+	}
+	return end;
 }
 
 /* ---- Prefetch ---------------------------------------------------------
@@ -456,10 +483,10 @@ void engine_wait_event_readers(const struct libuffd_engine *e)
 		uffd_sys_yield();
 }
 
-int engine_page_removed(struct libuffd_engine *e, size_t p)
+int engine_page_left(struct libuffd_engine *e, size_t p)
 {
 	engine_wait_event_readers(e);
-	return is_zeroed(e, p);
+	return page_bit(e->left, p);
 }
 
 /*
@@ -521,7 +548,7 @@ static int source_error(int err)
  * may be the only readers; fault messages go to pd), other callers wait
  * for the readers.  Returns 0, or -errno when page p is not resolved.
  */
-int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
+int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, unsigned int how,
 		   struct pending *pd, size_t *covered)
 {
 	size_t i = p, end = p + n;
@@ -533,9 +560,16 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 	int shmem = e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM;
 
 	int may_map = 1; /* cleared when the file shrank under its mapping */
+	int write = !!(how & ENGINE_WRITE);
+	/* A page that left the region is answered only when it faults: its
+	 * address may be another engine's now (see mark_pages()). */
+	size_t ours = how & ENGINE_FAULT ? p + 1 : p;
 	while (i < end) {
 		int z = !shmem && is_zeroed(e, i);
 		size_t j = shmem ? end : zeroed_run_end(e, i + 1, end, z);
+		j = first_left(e, i < ours ? ours : i, j);
+		if (j == i)
+			return i == p ? -ENOENT : 0;
 		size_t off = i << e->shift, done = 0;
 		struct span sp = { .len = (j - i) << e->shift, .slot = -1 };
 		/* A memory source costs nothing to read: only time the slow ones
@@ -560,11 +594,14 @@ int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n,
 			}
 			return i == p ? source_error(r) : 0;
 		}
-		/* SHMEM maps the file, removed or not; zeros stay zeros. */
-		int guard = !shmem && !z;
+		/* SHMEM maps the file, removed or not (only the file's own
+		 * page, wherever the mapping is).  Others: removed since, or
+		 * left (zeros too: they are checked under the guard). */
+		int guard = !shmem;
 		if (guard)
 			copy_begin(e);
-		if (guard && zeroed_run_end(e, i, j, 0) < j) { /* removed since */
+		if (guard && ((!z && zeroed_run_end(e, i, j, 0) < j) ||
+			      first_left(e, i < ours ? ours : i, j) < j)) {
 			copy_end(e);
 			span_release(e, &sp);
 			continue;
@@ -658,7 +695,8 @@ int engine_fault(struct libuffd_engine *e, size_t p, int write)
 	engine_prefetch_window(e, p, &w);
 	/* The read-ahead first, so that it is copied while we copy ours. */
 	engine_queue_ahead(e, &w, write, 1);
-	int r = engine_resolve(e, LOAD(&e->base), p, min_sz(w.n, e->npages - p), write, NULL, &covered);
+	int r = engine_resolve(e, LOAD(&e->base), p, min_sz(w.n, e->npages - p),
+			       (write ? ENGINE_WRITE : 0) | ENGINE_FAULT, NULL, &covered);
 
 	if (r == 0)
 		ENGINE_COUNT(e, faults, 1);
@@ -671,14 +709,24 @@ static void apply_event(struct libuffd_engine *e, const struct libuffd_event *ev
 {
 	switch (ev->type) {
 	case LIBUFFD_EVENT_REMOVE:
+		mark_pages(e, e->zeroed, ev->remove.start, ev->remove.end, 1);
+		break;
 	case LIBUFFD_EVENT_UNMAP:
-		mark_zeroed(e, ev->remove.start, ev->remove.end);
+		mark_pages(e, e->zeroed, ev->remove.start, ev->remove.end, 1);
+		mark_pages(e, e->left, ev->remove.start, ev->remove.end, 1);
 		break;
 	case LIBUFFD_EVENT_REMAP:
-		if (ev->remap.from == LOAD(&e->base) && ev->remap.len >= e->len)
+		if (ev->remap.from == LOAD(&e->base) && ev->remap.len >= e->len) {
 			STORE(&e->base, (uintptr_t)ev->remap.to);
-		else /* a part moved away: what stays reads as zero there */
-			mark_zeroed(e, ev->remap.from, ev->remap.from + ev->remap.len);
+			break;
+		}
+		/* A part moved away: its pages left, and read as zero if they
+		 * come back; a part of ours moved into the range is ours again
+		 * there (its pages not present read as zero: the unmap of that
+		 * place before the move marked them). */
+		mark_pages(e, e->zeroed, ev->remap.from, ev->remap.from + ev->remap.len, 1);
+		mark_pages(e, e->left, ev->remap.from, ev->remap.from + ev->remap.len, 1);
+		mark_pages(e, e->left, ev->remap.to, ev->remap.to + ev->remap.len, 0);
 		break;
 	default:
 		return;

@@ -78,6 +78,7 @@ struct libuffd_engine {
 	unsigned long scratch_busy;
 
 	unsigned long *zeroed; /* pages removed by an event: serve zero */
+	unsigned long *left;   /* of those, pages unmapped or moved away (one allocation) */
 	unsigned int ev_readers; /* threads between read() of events and applying them */
 	unsigned int copiers;    /* threads between a last look at zeroed and their copy */
 	/* One reader at a time: events apply in the order the kernel queued
@@ -201,13 +202,19 @@ void engine_prefetch_window(struct libuffd_engine *e, size_t p, struct window *w
 /* Queue w's read-ahead for the engine's threads; kick: wake one. */
 void engine_queue_ahead(struct libuffd_engine *e, const struct window *w, int wr, int kick);
 
+/* How engine_resolve() resolves: for a write (pages then writable), and
+ * for a fault at page p (else, read-ahead or populate: a page that left
+ * the region is skipped, -ENOENT). */
+#define ENGINE_WRITE 1u
+#define ENGINE_FAULT 2u
+
 /* Resolve pages [p, p + n) at base (see engine-fault.c).  Returns 0 when
  * page p is present afterwards; -ENOENT or -ESRCH when it is no longer
  * registered or mapped, or the address space is gone (the kernel's
  * answer: -ESRCH also sets gone and wakes the engine's threads, which
  * then stop); another -errno when it cannot be served (the source's
  * error, or the kernel's). */
-int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, int write,
+int engine_resolve(struct libuffd_engine *e, uintptr_t base, size_t p, size_t n, unsigned int how,
 		   struct pending *pd, size_t *covered);
 
 /* A page registered with e's descriptor outside its region (a part moved
@@ -228,10 +235,9 @@ int engine_fault(struct libuffd_engine *e, size_t p, int write);
 int engine_drain_events(struct libuffd_engine *e, struct libuffd_event *faults,
 			unsigned int *nfaults, unsigned int cap);
 
-/* Whether region page p reads as zero because an event removed it
- * (madvise(), munmap(), moved away), once the events read are applied;
- * async-signal-safe. */
-int engine_page_removed(struct libuffd_engine *e, size_t p);
+/* Whether region page p left the region (munmap(), moved away by
+ * mremap()), once the events read are applied; async-signal-safe. */
+int engine_page_left(struct libuffd_engine *e, size_t p);
 
 /* Wait until no thread is between reading events and applying them;
  * async-signal-safe. */

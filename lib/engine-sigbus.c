@@ -148,7 +148,7 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 			if (a - base >= x->len)
 				continue;
 			size_t px = (a - base) >> x->shift;
-			if (!engine_page_removed(x, px)) {
+			if (!engine_page_left(x, px)) {
 				e = x;
 				p = px;
 				break;

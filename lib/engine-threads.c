@@ -157,7 +157,8 @@ static void serve_batch(struct libuffd_engine *e, struct libuffd_event *ev, unsi
 		/* An idle handler thread takes the read-ahead at once; with one
 		 * thread, this one reads ahead after the batch. */
 		engine_queue_ahead(e, &w, write, e->nthreads_wanted > 1);
-		int r = engine_resolve(e, base, p, min_sz(w.n, e->npages - p), write, more, &covered);
+		int r = engine_resolve(e, base, p, min_sz(w.n, e->npages - p),
+				       (write ? ENGINE_WRITE : 0) | ENGINE_FAULT, more, &covered);
 		if (r < 0) {
 			fail_fault(e, &ev[k], r);
 			failed = a;
@@ -197,7 +198,8 @@ static int read_ahead(struct libuffd_engine *e, struct pending *pd)
 		 * (EEXIST) instead of colliding page after page. */
 		for (size_t hi = end; hi > p;) {
 			size_t lo = hi - p > AHEAD_CHUNK ? hi - AHEAD_CHUNK : p;
-			if (engine_resolve(e, LOAD(&e->base), lo, hi - lo, (v >> 8) & 1, pd, &covered) ||
+			if (engine_resolve(e, LOAD(&e->base), lo, hi - lo,
+					   (v >> 8) & 1 ? ENGINE_WRITE : 0, pd, &covered) ||
 			    covered < hi - lo)
 				break;
 			hi = lo;

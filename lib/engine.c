@@ -245,12 +245,13 @@ static int create(struct libuffd_engine *e, void *addr, size_t len,
 	 * valid, so that a range it refuses (one that wraps around the
 	 * address space, say) is -EINVAL, not -ENOMEM. */
 	size_t words = (e->npages + BITS_PER_WORD - 1) / BITS_PER_WORD;
-	e->zeroed = calloc(words, sizeof(unsigned long));
+	e->zeroed = calloc(2 * words, sizeof(unsigned long));
 	if (!e->zeroed) {
 		libuffd_unregister(e->uffd, addr, len);
 		return -ENOMEM;
 	}
-	e->overhead += words * sizeof(unsigned long);
+	e->left = e->zeroed + words;
+	e->overhead += 2 * words * sizeof(unsigned long);
 	return e->mode->start(e, threads);
 }
 
@@ -357,7 +358,7 @@ static int clamp(struct libuffd_engine *e, void *addr, size_t len, uintptr_t *ba
 static int populate_by_resolving(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
 {
 	for (size_t q = p0, covered; q < p1; q += covered ? covered : 1) {
-		int r = engine_resolve(e, base, q, p1 - q, 1, NULL, &covered);
+		int r = engine_resolve(e, base, q, p1 - q, ENGINE_WRITE, NULL, &covered);
 		if (r < 0 && r != -ENOENT)
 			return r;
 	}
@@ -404,7 +405,8 @@ static int populate(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t 
 			 * too.  -ENOENT: unmapped since mincore(2) looked, or
 			 * mapped again by someone else, not registered. */
 			for (size_t q = p + i, covered; q < p + j; q += covered ? covered : 1) {
-				r = engine_resolve(e, base, q, p + j - q, 1, NULL, &covered);
+				r = engine_resolve(e, base, q, p + j - q, ENGINE_WRITE, NULL,
+						   &covered);
 				if (r < 0 && r != -ENOENT)
 					return r;
 			}

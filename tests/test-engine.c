@@ -1129,3 +1129,66 @@ BOTH_MODES(populate_skips_unmapped_and_unregistered_pages)
 	ASSERT_TRUE(page_is_zero(other)); /* plain memory */
 	ASSERT_OK(libuffd_engine_destroy(e));
 }
+
+/* Engine a's region moved (mremap(MREMAP_FIXED)) onto the second half of
+ * engine b's: the kernel lets b's descriptor fill a's pages there too.
+ * Populating b's whole range makes b's own pages present and leaves a's
+ * to a, whose pages read a's source. */
+BOTH_MODES(populate_leaves_a_region_moved_onto_its_range_alone)
+{
+	size_t n = 32, pg = page_size();
+	void *src_a = make_source(n / 2, 42), *src_b = make_source(n, 41);
+	char *rb = map_pages(n), *ra = map_pages(n / 2);
+	struct libuffd_engine_source sa = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src_a,
+					    .size = n / 2 * pg };
+	struct libuffd_engine_source sb = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src_b,
+					    .size = n * pg };
+	struct libuffd_engine *b = serve(rb, n * pg, &sb, mode, 1);
+	struct libuffd_engine *a = serve(ra, n / 2 * pg, &sa, mode, 1);
+	ASSERT_EQ(first_bad_page(ra, 0, 1, 42), -1);
+	char *moved = rb + n / 2 * pg;
+	ASSERT_TRUE(mremap(ra, n / 2 * pg, n / 2 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, moved) ==
+		    moved);
+	ASSERT_TRUE(libuffd_engine_region(a, NULL) == moved);
+	ASSERT_OK(libuffd_engine_populate(b, rb, n * pg));
+	unsigned char vec[32];
+	ASSERT_SYS(mincore(rb, n * pg, vec));
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(vec[i] & 1, i < n / 2 || i == n / 2); /* a's first page was read */
+	ASSERT_EQ(first_bad_page(moved, 0, n / 2, 42), -1);
+	ASSERT_EQ(first_bad_page(rb, 0, n / 2, 41), -1);
+	/* a first: b's range holds a's mapping now. */
+	ASSERT_OK(libuffd_engine_destroy(a));
+	ASSERT_OK(libuffd_engine_destroy(b));
+}
+
+/* The same move, and engine b's read-ahead pointed past its own pages
+ * into a's: a single handler thread reads ahead after each fault it
+ * answers, so once b has answered a later fault, the read-ahead queued
+ * before it is done.  a's pages there still read a's source. */
+TEST(read_ahead_leaves_a_region_moved_onto_its_range_alone)
+{
+	size_t n = 48, pg = page_size();
+	void *src_a = make_source(16, 44), *src_b = make_source(n, 43);
+	char *rb = map_pages(n), *ra = map_pages(16);
+	struct libuffd_engine_source sa = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src_a,
+					    .size = 16 * pg };
+	struct libuffd_engine_source sb = { .kind = LIBUFFD_ENGINE_SOURCE_MEMORY, .buf = src_b,
+					    .size = n * pg };
+	struct libuffd_engine_opts ob = { .mode = HT, .threads = 1, .prefetch_min = pg };
+	struct libuffd_engine *b = serve_with(rb, n * pg, &sb, &ob);
+	struct libuffd_engine *a = serve(ra, 16 * pg, &sa, HT, 1);
+	char *moved = rb + 16 * pg; /* onto b's pages 16 to 31 */
+	ASSERT_TRUE(mremap(ra, 16 * pg, 16 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, moved) == moved);
+	ASSERT_TRUE(libuffd_engine_region(a, NULL) == moved);
+	/* A stream of windows of 1, 2, 4 and 8 pages, each reading ahead as
+	 * far again: the last from page 13, reading ahead at pages 21-28. */
+	static const size_t touches[] = { 0, 1, 5, 13 };
+	for (size_t k = 0; k < sizeof(touches) / sizeof(touches[0]); k++)
+		ASSERT_EQ(first_bad_page(rb + touches[k] * pg, touches[k], 1, 43), -1);
+	ASSERT_EQ(first_bad_page(rb + 40 * pg, 40, 1, 43), -1); /* a later fault */
+	ASSERT_EQ(first_bad_page(moved, 0, 16, 44), -1);
+	ASSERT_EQ(first_bad_page(rb, 0, 16, 43), -1);
+	ASSERT_OK(libuffd_engine_destroy(a));
+	ASSERT_OK(libuffd_engine_destroy(b));
+}
