@@ -41,6 +41,7 @@
 
 #define ENGINE_STREAMS 8
 #define ENGINE_AHEAD 16
+#define ENGINE_LINE 64 /* bytes in a cache line */
 
 struct engine_counters {
 	uint64_t faults, folded, pages, eexist, eagain, events;
@@ -71,20 +72,44 @@ struct libuffd_engine {
 	char *zeros;        /* read-only zeros, the copy source of zero runs */
 	size_t zeros_len;
 
-	/* FILE and CALLBACK scratch buffers, taken with a lock-free bit mask. */
+	/* FILE and CALLBACK scratch buffers, taken with a lock-free bit mask
+	 * (scratch_busy, below). */
 	char *scratch;
 	size_t scratch_len;
 	unsigned int nscratch;
-	unsigned long scratch_busy;
 
 	unsigned long *zeroed; /* pages removed by an event: serve zero */
 	unsigned long *left;   /* of those, pages unmapped or moved away (one allocation) */
 	unsigned int ev_readers; /* threads between read() of events and applying them */
-	unsigned int copiers;    /* threads between a last look at zeroed and their copy */
 	/* One reader at a time: events apply in the order the kernel queued
 	 * them (a move's remap, then the unmap of the place it left). */
 	pthread_mutex_t ev_lock;
-	unsigned int around_order; /* window of a fault with no stream, log2 pages */
+	unsigned long *block_bits; /* FILE: see below */
+	size_t block_words;
+
+	int stop_efd; /* readable once destroy has begun */
+	int kick_efd; /* read-ahead queued */
+	int stopping;
+	unsigned int spin_us;
+	pthread_t *threads;
+	unsigned int nthreads, nthreads_wanted;
+	unsigned int thread_seq; /* numbers the threads as they start */
+
+	size_t overhead;
+
+	/* Written on every fault by whichever thread resolves it: each group
+	 * on cache lines of its own, away from the fields above, which every
+	 * fault reads (the engine is allocated ENGINE_LINE aligned). */
+	_Alignas(ENGINE_LINE) unsigned int copiers; /* threads between a last look at zeroed and their copy */
+	unsigned long scratch_busy; /* the scratch buffers taken */
+
+	_Alignas(ENGINE_LINE) uint64_t streams[ENGINE_STREAMS];
+	unsigned int stream_next;
+	/* Read-ahead for the engine's threads: (page + 1) << 9 | write << 8 | order. */
+	_Alignas(ENGINE_LINE) uint64_t ahead[ENGINE_AHEAD];
+	unsigned int ahead_next;
+
+	_Alignas(ENGINE_LINE) unsigned int around_order; /* window of a fault with no stream, log2 pages */
 	unsigned int slow_reads;   /* slow reads of the source in a row */
 	unsigned int fast_reads;   /* fast ones in a row, up to ENGINE_HOT_READS */
 	/* FILE: what a single page has cost lately (ns, moving averages, by
@@ -99,24 +124,8 @@ struct libuffd_engine {
 	unsigned int single_ns[3];
 	unsigned int seen_share;
 	unsigned int singles;
-	unsigned long *block_bits;
-	size_t block_words;
-	uint64_t streams[ENGINE_STREAMS];
-	unsigned int stream_next;
-	/* Read-ahead for the engine's threads: (page + 1) << 9 | write << 8 | order. */
-	uint64_t ahead[ENGINE_AHEAD];
-	unsigned int ahead_next;
 
-	int stop_efd; /* readable once destroy has begun */
-	int kick_efd; /* read-ahead queued */
-	int stopping;
-	unsigned int spin_us;
-	pthread_t *threads;
-	unsigned int nthreads, nthreads_wanted;
-	unsigned int thread_seq; /* numbers the threads as they start */
-
-	size_t overhead;
-	struct engine_counters c;
+	_Alignas(ENGINE_LINE) struct engine_counters c;
 };
 
 /* ---- engine.c: the engine's life, for engine-remote.c ------------------- */

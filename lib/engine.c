@@ -278,7 +278,9 @@ static int new_engine(int uffd, int kernel_faults, void *addr, size_t len,
 		return -EINVAL;
 	}
 	*out = NULL;
-	struct libuffd_engine *e = calloc(1, sizeof(*e));
+	struct libuffd_engine *e = aligned_alloc(ENGINE_LINE, sizeof(*e));
+	if (e)
+		memset(e, 0, sizeof(*e));
 	if (!e) {
 		if (uffd >= 0)
 			uffd_sys_close(uffd);
