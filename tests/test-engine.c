@@ -1182,7 +1182,8 @@ TEST(read_ahead_leaves_a_region_moved_onto_its_range_alone)
 	ASSERT_TRUE(mremap(ra, 16 * pg, 16 * pg, MREMAP_MAYMOVE | MREMAP_FIXED, moved) == moved);
 	ASSERT_TRUE(libuffd_engine_region(a, NULL) == moved);
 	/* A stream of windows of 1, 2, 4 and 8 pages, each reading ahead as
-	 * far again: the last from page 13, reading ahead at pages 21-28. */
+	 * far again: the last from page 13 reaches page 20, and its
+	 * read-ahead pages 21-28, all a's but 13-15. */
 	static const size_t touches[] = { 0, 1, 5, 13 };
 	for (size_t k = 0; k < sizeof(touches) / sizeof(touches[0]); k++)
 		ASSERT_EQ(first_bad_page(rb + touches[k] * pg, touches[k], 1, 43), -1);
