@@ -279,13 +279,12 @@ static int new_engine(int uffd, int kernel_faults, void *addr, size_t len,
 	}
 	*out = NULL;
 	struct libuffd_engine *e = aligned_alloc(ENGINE_LINE, sizeof(*e));
-	if (e)
-		memset(e, 0, sizeof(*e));
 	if (!e) {
 		if (uffd >= 0)
 			uffd_sys_close(uffd);
 		return -ENOMEM;
 	}
+	memset(e, 0, sizeof(*e));
 	e->uffd = uffd;
 	e->remote = uffd >= 0;
 	e->kernel_faults = kernel_faults;
@@ -351,13 +350,15 @@ static int clamp(struct libuffd_engine *e, void *addr, size_t len, uintptr_t *ba
 	return 1;
 }
 
-/* Where mincore() cannot say which pages are present — a SHMEM region
- * (it tells the page cache, not the page tables) or another process's
- * region (not our address space) —, resolve every page and let the
- * kernel's EEXIST say.  A page that is no longer registered (-ENOENT:
- * unmapped; for SHMEM also a hole, which the kernel fills in kernel mode
- * too) is skipped. */
-static int populate_by_resolving(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
+/* Resolve pages [p0, p1), writable: populate is for syscalls that write
+ * too.  Where mincore() cannot say which pages are present — a SHMEM
+ * region (it tells the page cache, not the page tables) or another
+ * process's region (not our address space) —, every page, and the
+ * kernel's EEXIST says.  A page that is no longer registered (-ENOENT:
+ * unmapped, maybe since mincore(2) looked, or mapped again by someone
+ * else; for SHMEM also a hole, which the kernel fills in kernel mode
+ * too), or that left the region, is skipped. */
+static int resolve_each(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t p1)
 {
 	for (size_t q = p0, covered; q < p1; q += covered ? covered : 1) {
 		int r = engine_resolve(e, base, q, p1 - q, ENGINE_WRITE, NULL, &covered);
@@ -391,7 +392,7 @@ static int populate(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t 
 	unsigned char vec[256];
 
 	if (e->src.kind == LIBUFFD_ENGINE_SOURCE_SHMEM || e->remote)
-		return populate_by_resolving(e, base, p0, p1);
+		return resolve_each(e, base, p0, p1);
 	for (size_t p = p0; p < p1;) {
 		size_t chunk = min_sz(sizeof(vec), p1 - p);
 		int r = present_pages(e, base, p, chunk, vec);
@@ -403,15 +404,9 @@ static int populate(struct libuffd_engine *e, uintptr_t base, size_t p0, size_t 
 			size_t j = i + 1;
 			while (j < chunk && !(vec[j] & 1))
 				j++;
-			/* Writable pages: populate is for syscalls that write
-			 * too.  -ENOENT: unmapped since mincore(2) looked, or
-			 * mapped again by someone else, not registered. */
-			for (size_t q = p + i, covered; q < p + j; q += covered ? covered : 1) {
-				r = engine_resolve(e, base, q, p + j - q, ENGINE_WRITE, NULL,
-						   &covered);
-				if (r < 0 && r != -ENOENT)
-					return r;
-			}
+			r = resolve_each(e, base, p + i, p + j);
+			if (r < 0)
+				return r;
 			i = j;
 		}
 		p += chunk;
