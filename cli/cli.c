@@ -155,13 +155,13 @@ struct policy cli_policy_build(struct cli_policy *o, const char *fallback)
 
 bool cli_sets_ask_exemption(const char *const *sets, size_t n_sets)
 {
-	static const char knob[] = "ignore_cap_sys_ptrace=";
-	bool asked = false;
+	/* The sets alone, on a policy that exempts nobody. */
+	struct policy p = { .privilege = POLICY_PRIV_NOBODY };
+	char err[256];
 
 	for (size_t i = 0; i < n_sets; i++)
-		if (!strncmp(sets[i], knob, sizeof(knob) - 1))
-			asked = !strcmp(sets[i] + sizeof(knob) - 1, "0");
-	return asked;
+		policy_set_knob(&p, sets[i], err, sizeof(err)); /* a bad one is refused elsewhere */
+	return p.privilege == POLICY_PRIV_CAP_SYS_PTRACE;
 }
 
 void cli_policy_help(FILE *out, const char *fallback)

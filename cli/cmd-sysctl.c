@@ -75,8 +75,8 @@ static void sysctl_usage(FILE *out)
 	      "       uffdguard sysctl apply POLICY [--set cover_device=0|1] [--check] [--json]\n"
 	      "                              [--persist[=FILE] | --persist FILE] [--force]\n\n"
 	      "Show or set vm.unprivileged_userfaultfd, the kernel's own knob, and on a\n"
-	      "kernel built with the patch series in uffdguard's source (kernel/: it adds\n"
-	      "2 = deny) also vm.unprivileged_userfaultfd_covers_dev.\n"
+	      "kernel built with the patch series that uffdguard's source carries in its\n"
+	      "directory kernel/ (it adds 2 = deny) also vm.unprivileged_userfaultfd_covers_dev.\n"
 	      "POLICY is named as the kernel numbers the knob: user-mode-only (0) or\n"
 	      "allow (1) on Linux 5.11 or later, deny (2) on a kernel with the series.\n"
 	      "Elsewhere deny is refused and /dev/userfaultfd follows only its file\n"
@@ -86,7 +86,7 @@ static void sysctl_usage(FILE *out)
 	      "Options of show:\n"
 	      "  --json                the same as one JSON object\n"
 	      "Options of apply:\n"
-	      "  --set cover_device=V  1 (the default): on a kernel with the patch,\n"
+	      "  --set cover_device=V  1 (the default): on a kernel with the series,\n"
 	      "                        /dev/userfaultfd follows the knob\n"
 	      "                        (vm.unprivileged_userfaultfd_covers_dev=1); 0 leaves\n"
 	      "                        it to its file permissions\n"
@@ -411,7 +411,7 @@ static int sysctl_apply(int argc, char **argv)
 			  "  userfaultfd descriptor, whatever the knob says.  To hold such processes\n"
 			  "  to the policy too, use uffdguard's own enforcement:",
 			  SYSCTL_NAME, knob);
-		print_instead(stderr, args, cli_sets_ask_exemption(sets, n_sets));
+		print_instead(stderr, args, false); /* the sets exempt nobody here */
 		return EXIT_REFUSED;
 	}
 	if (!release)
@@ -434,8 +434,8 @@ static int sysctl_apply(int argc, char **argv)
 	if (value < 0 && new_sem) {
 		cli_error("refusing: %s cannot express deny on Linux %s: since 5.11\n"
 			  "  its 0 lets unprivileged processes create user-mode-only descriptors;\n"
-			  "  only a kernel built with the patch series in uffdguard's source\n"
-			  "  (kernel/: it adds 2 = deny and %s)\n"
+			  "  only a kernel built with the patch series that uffdguard's source\n"
+			  "  carries in its directory kernel/ (it adds 2 = deny and %s)\n"
 			  "  denies them altogether, and this one lacks it.\n"
 			  "  The closest native setting is user-mode-only.  To deny unprivileged\n"
 			  "  callers here, use uffdguard's own enforcement:",
@@ -469,15 +469,13 @@ static int sysctl_apply(int argc, char **argv)
 		int ret = atomic_file_check(persist_path);
 		if (ret < 0 && atomic_file_refusal(persist_path, ret, why, sizeof(why)))
 			die(EXIT_FAILED, "not applied: %s", why);
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s", persist_path);
 		if (check && (ret == -EACCES || ret == -EPERM)) {
 			/* A dry run by a user: say that apply needs root. */
-			char dir[PATH_MAX];
-			snprintf(dir, sizeof(dir), "%s", persist_path);
 			snprintf(needs_root, sizeof(needs_root), "cannot write %s in %s: %s",
 				 persist_path, dirname(dir), strerror(-ret));
 		} else if (ret < 0) {
-			char dir[PATH_MAX];
-			snprintf(dir, sizeof(dir), "%s", persist_path);
 			die(EXIT_FAILED, "not applied: cannot write %s in %s: %s%s", persist_path,
 			    dirname(dir), strerror(-ret),
 			    ret == -ENOENT ? " (create the directory first)" : "");

@@ -44,7 +44,7 @@ bool sysctl_new_semantics(const char *release)
 
 	/* The running kernel's own release, whatever its local suffix:
 	 * MAJOR.MINOR at its start, and a kernel too odd to say counts as new. */
-	if (!sysctl_parse_release(release, &ma, &mi) && sscanf(release, "%d.%d", &ma, &mi) != 2)
+	if (sscanf(release, "%d.%d", &ma, &mi) != 2)
 		return true;
 	return ma > 5 || (ma == 5 && mi >= 11);
 }
@@ -137,7 +137,8 @@ const char *sysctl_meaning(int value, bool new_semantics)
 				 "(before Linux 5.11)";
 	if (value == SYSCTL_DENY && new_semantics)
 		return "a process without CAP_SYS_PTRACE may not create userfaultfd descriptors at "
-		       "all (a kernel with the patch series in uffdguard's source, kernel/, that adds 2)";
+		       "all (a kernel built with the patch series that uffdguard's source carries in "
+		       "its directory kernel/, which adds 2)";
 	return "a value this tool does not know";
 }
 
