@@ -980,6 +980,7 @@ static void skip_without_mode(enum libuffd_engine_mode mode)
 	struct libuffd_engine_source z = { .kind = LIBUFFD_ENGINE_SOURCE_ZERO };
 	char *probe = map_pages(1);
 	ASSERT_OK(libuffd_engine_destroy(serve_with(probe, page_size(), &z, &o)));
+	munmap(probe, page_size());
 }
 
 /* Populate resolves in the caller's thread, holding a scratch buffer and

@@ -1466,40 +1466,40 @@ static uint32_t last_id(int (*next)(__u32, __u32 *))
 	return id;
 }
 
+/* Whether a program (progs) or map named in names[0, n) with an id above
+ * floor is in the kernel. */
+static bool named_above(bool progs, uint32_t floor, const char *const *names, size_t n)
+{
+	uint32_t id = floor;
+	while ((progs ? bpf_prog_get_next_id(id, &id) : bpf_map_get_next_id(id, &id)) == 0) {
+		int fd = progs ? bpf_prog_get_fd_by_id(id) : bpf_map_get_fd_by_id(id);
+		union {
+			struct bpf_prog_info prog;
+			struct bpf_map_info map;
+		} info;
+		__u32 len = progs ? sizeof(info.prog) : sizeof(info.map);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		int r = bpf_obj_get_info_by_fd(fd, &info, &len);
+		close(fd);
+		const char *name = progs ? info.prog.name : info.map.name;
+		for (size_t i = 0; r == 0 && i < n; i++)
+			if (!strcmp(name, names[i]))
+				return true;
+	}
+	return false;
+}
+
 /* Whether a program or map of ours (by name) with an id above these is
  * still in the kernel. */
 static bool ours_above(uint32_t prog_floor, uint32_t map_floor)
 {
-	static const char *const names[] = { "uffd_create",     "scope_on_mkdir",  "scope_on_rmdir",
-					     "scopes",          "scope_paths",     "decision_counts",
-					     "audit_records",   "dropped_records", "format" };
-	uint32_t id = prog_floor;
-	while (bpf_prog_get_next_id(id, &id) == 0) {
-		int fd = bpf_prog_get_fd_by_id(id);
-		struct bpf_prog_info info = { 0 };
-		__u32 len = sizeof(info);
-		if (fd < 0)
-			continue;
-		int r = bpf_obj_get_info_by_fd(fd, &info, &len);
-		close(fd);
-		for (size_t i = 0; r == 0 && i < 3; i++)
-			if (!strcmp(info.name, names[i]))
-				return true;
-	}
-	id = map_floor;
-	while (bpf_map_get_next_id(id, &id) == 0) {
-		int fd = bpf_map_get_fd_by_id(id);
-		struct bpf_map_info info = { 0 };
-		__u32 len = sizeof(info);
-		if (fd < 0)
-			continue;
-		int r = bpf_obj_get_info_by_fd(fd, &info, &len);
-		close(fd);
-		for (size_t i = 3; r == 0 && i < sizeof(names) / sizeof(names[0]); i++)
-			if (!strcmp(info.name, names[i]))
-				return true;
-	}
-	return false;
+	static const char *const progs[] = { "uffd_create", "scope_on_mkdir", "scope_on_rmdir" };
+	static const char *const maps[] = { "scopes",        "scope_paths",     "decision_counts",
+					    "audit_records", "dropped_records", "format" };
+	return named_above(true, prog_floor, progs, sizeof(progs) / sizeof(progs[0])) ||
+	       named_above(false, map_floor, maps, sizeof(maps) / sizeof(maps[0]));
 }
 
 /* The kernel frees them after an RCU grace period: wait for it. */

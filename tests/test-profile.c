@@ -1330,9 +1330,6 @@ TEST(cli_check_says_what_each_runtime_makes_of_a_file)
 	remove_tree(dir);
 }
 
-/* --check tries each call in every form the kernel takes for it: a rule
- * that compares all 64 bits of ioctl's command, or the flags with one
- * value, refuses one form and lets the same call through in another. */
 /* `profile --check` of a file holding text, for runtime. */
 static void check_text(const char *path, const char *text, const char *runtime,
 		       struct cli_result *r)
@@ -1341,6 +1338,9 @@ static void check_text(const char *path, const char *text, const char *runtime,
 	CLI(WHO_ROOT, r, "profile", "--check", path, "--runtime", runtime);
 }
 
+/* --check tries each call in every form the kernel takes for it: a rule
+ * that compares all 64 bits of ioctl's command, or the flags with one
+ * value, refuses one form and lets the same call through in another. */
 TEST(cli_check_tries_every_form_of_a_call)
 {
 	char dir[] = "/tmp/uffdguard-profile.XXXXXX", path[PATH_MAX];

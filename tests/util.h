@@ -29,14 +29,14 @@ void *map_pages(size_t n);
 size_t page_size(void);
 double now_ms(void);
 
-/* Make a private /dev/userfaultfd node (major:minor from sysfs) in a new
- * temporary directory, owned by uid:gid with the given mode.  The path is
- * written to path (PATH_MAX); skips the test if the kernel has no device. */
 /* Installs in this process a seccomp filter that is not uffdguard's (as a
  * container runtime's profile): every userfaultfd(2) fails with errno
  * err.  Returns 0 or -errno. */
 int refuse_userfaultfd_by_seccomp(int err);
 
+/* Make a private /dev/userfaultfd node (major:minor from sysfs) in a new
+ * temporary directory, owned by uid:gid with the given mode.  The path is
+ * written to path (PATH_MAX); skips the test if the kernel has no device. */
 void make_private_device(char *path, uid_t uid, gid_t gid, mode_t mode);
 void remove_private_device(const char *path);
 
